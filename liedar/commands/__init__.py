@@ -1,0 +1,1 @@
+"""Subcommands of the `liedar` CLI, one module each (see liedar.cli)."""

