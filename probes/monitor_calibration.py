@@ -1,0 +1,200 @@
+"""Pick a monitor threshold from honest (control) scores for a target false-positive rate.
+
+Why a split: a threshold chosen on the same scores it is judged on always looks right.
+The control scores are shuffled (seeded) and cut in two: the threshold comes from the
+*calibration* part, and the false-positive rate a user should expect is measured on the
+*held-out* part, reported as an `Estimate` with an exact (Clopper-Pearson) interval.
+
+The threshold is the conformal quantile of the calibration scores: with n calibration
+scores the threshold is the ceil((1 - fpr) * (n + 1))-th smallest, so that a fresh honest
+score exceeds it with probability at most ``fpr`` (for exchangeable scores). When n is too
+small for that rank to exist (n < 1/fpr - 1), the threshold falls back to the largest
+calibration score and the result carries a note saying the target cannot be guaranteed.
+
+A response is *flagged* when its score is strictly greater than the threshold (probe
+convention: higher = more likely deceptive).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Sequence, Union
+
+import numpy as np
+
+from behavioral.stats import Estimate, clopper_pearson
+from liedar.errors import InputError
+from models.chat import Dialogue, TextInput
+
+HONEST_LABELS = frozenset({"honest", "control", "truthful", "true"})
+DECEPTIVE_LABELS = frozenset({"deceptive", "lie", "false", "dishonest"})
+
+
+@dataclass
+class ThresholdCalibration:
+    """A threshold and the evidence for it."""
+
+    threshold: float
+    target_fpr: float
+    achieved_fpr: Estimate  # on the held-out part, never on the calibration part
+    calibration_fpr: float
+    n_calibration: int
+    n_held_out: int
+    seed: int
+    note: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "threshold": self.threshold,
+            "target_fpr": self.target_fpr,
+            "achieved_fpr": self.achieved_fpr.to_dict(),
+            "calibration_fpr": self.calibration_fpr,
+            "n_calibration": self.n_calibration,
+            "n_held_out": self.n_held_out,
+            "seed": self.seed,
+            "note": self.note,
+            "extra": self.extra,
+        }
+
+
+def conformal_threshold(scores: Sequence[float], target_fpr: float) -> tuple[float, bool]:
+    """The threshold for ``target_fpr`` from honest scores, and whether the guarantee holds.
+
+    Returns ``(threshold, guaranteed)``; ``guaranteed`` is False when there are too few
+    scores for the conformal rank, in which case the largest score is returned.
+    """
+    arr = np.sort(np.asarray(scores, dtype=np.float64))
+    if arr.size == 0:
+        raise InputError("cannot calibrate a threshold from 0 honest scores: give at least one")
+    if not np.all(np.isfinite(arr)):
+        raise InputError("honest scores contain NaN or infinity: check the probe and inputs")
+    if not 0.0 < target_fpr < 1.0:
+        raise InputError(f"target FPR {target_fpr} must lie strictly between 0 and 1 (e.g. 0.01)")
+    rank = math.ceil((1.0 - target_fpr) * (arr.size + 1))  # 1-based
+    if rank > arr.size:
+        return float(arr[-1]), False
+    return float(arr[rank - 1]), True
+
+
+def calibrate_threshold(
+    honest_scores: Sequence[float],
+    target_fpr: float = 0.01,
+    *,
+    held_out_fraction: float = 0.5,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> ThresholdCalibration:
+    """Choose the threshold on one part of the honest scores, report the FPR on the rest."""
+    scores = np.asarray(honest_scores, dtype=np.float64).ravel()
+    if scores.size < 2:
+        raise InputError(
+            f"need at least 2 honest control scores to calibrate and hold out, got {scores.size}:"
+            " add honest items to the control file"
+        )
+    if not 0.0 < held_out_fraction < 1.0:
+        raise InputError(f"held_out_fraction {held_out_fraction} must lie strictly between 0 and 1")
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(scores.size)
+    n_held = min(scores.size - 1, max(1, round(scores.size * held_out_fraction)))
+    held, calib = scores[order[:n_held]], scores[order[n_held:]]
+    threshold, guaranteed = conformal_threshold(calib, target_fpr)
+    n_false_pos = int(np.sum(held > threshold))
+    achieved = clopper_pearson(n_false_pos, held.size, confidence, kind="quality")
+    note = "" if guaranteed else (
+        f"only {calib.size} calibration scores: at least {math.ceil(1 / target_fpr - 1)} are needed"
+        f" to target FPR {target_fpr}; the threshold is the largest calibration score"
+    )
+    return ThresholdCalibration(
+        threshold=threshold,
+        target_fpr=target_fpr,
+        achieved_fpr=achieved,
+        calibration_fpr=float(np.mean(calib > threshold)),
+        n_calibration=int(calib.size),
+        n_held_out=int(held.size),
+        seed=seed,
+        note=note,
+    )
+
+
+@dataclass(frozen=True)
+class ControlItem:
+    """One control transcript: what the model was asked and what it answered."""
+
+    prompt: TextInput
+    response: Optional[str]  # None when `prompt` is a dialogue whose detect turns are the response
+    label: str
+
+
+def load_control_file(path: Union[str, Path]) -> list[ControlItem]:
+    """Read a JSONL control file and return its *honest* items.
+
+    One JSON object per line, one of:
+    ``{"prompt": "...", "response": "...", "label": "honest"}`` or
+    ``{"dialogue": [{"role": ..., "content": ..., "detect": ...}, ...], "label": "honest"}``.
+    ``label`` defaults to ``honest`` (a control file is honest by definition); lines
+    labelled deceptive are skipped. Raises InputError when no honest item remains.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"control file {path} does not exist: give a JSONL file of honest transcripts")
+    items: list[ControlItem] = []
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}:{lineno} is not valid JSON ({exc.msg}): one object per line") from exc
+            if not isinstance(row, dict):
+                raise InputError(f"{path}:{lineno} must be a JSON object with prompt/response or dialogue")
+            label = str(row.get("label", "honest")).lower()
+            if label not in HONEST_LABELS | DECEPTIVE_LABELS:
+                raise InputError(
+                    f"{path}:{lineno} has label {label!r}: use 'honest' (or 'control') or 'deceptive'"
+                )
+            if label in DECEPTIVE_LABELS:
+                continue
+            items.append(_parse_control_row(row, path, lineno))
+    if not items:
+        raise InputError(
+            f"control file {path} has no honest items: add lines labelled 'honest'"
+            " (deceptive lines are ignored when calibrating)"
+        )
+    return items
+
+
+def _parse_control_row(row: dict, path: Path, lineno: int) -> ControlItem:
+    if "dialogue" in row:
+        dialogue = Dialogue.from_dict(row["dialogue"])
+        if not any(m.detect for m in dialogue.messages):
+            raise InputError(
+                f"{path}:{lineno} dialogue has no message with detect=true: mark the assistant turn to score"
+            )
+        return ControlItem(dialogue, None, "honest")
+    prompt, response = row.get("prompt"), row.get("response")
+    if not isinstance(prompt, str) or not prompt.strip() or not isinstance(response, str) or not response.strip():
+        raise InputError(f"{path}:{lineno} needs non-empty 'prompt' and 'response' strings (or a 'dialogue')")
+    return ControlItem(prompt, response, "honest")
+
+
+def write_json_atomic(path: Union[str, Path], data: Any) -> None:
+    """Write JSON via a temporary file and os.replace so a crash never leaves half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
