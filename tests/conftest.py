@@ -26,3 +26,18 @@ def shared_datasets() -> Path:
     if not (SHARED_DATASETS / "truth_is_universal").is_dir():
         pytest.skip(f"external datasets not found at {SHARED_DATASETS} (set LIEDAR_SHARED_DATASETS)")
     return SHARED_DATASETS
+
+
+# --- models helper: a tiny random-weight model for fast unit tests -------------------------
+import sys  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # so tests can `from tiny_model import ...`
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory) -> Path:
+    """A Hugging Face folder holding a random 3-layer Llama (d_model 48) and a fast BPE
+    tokenizer with a ChatML-style chat template; built offline once per session."""
+    from tiny_model import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
