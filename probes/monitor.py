@@ -1,0 +1,373 @@
+"""An inline honesty monitor: score every generated token with a trained probe.
+
+Why inline: a deployed small model can be watched while it talks at almost no cost. The
+backend hands each new token's hidden state at the probe's layer to a callback
+(`Backend.generate(on_token=..., hook_layer=...)`: a forward hook with the KV cache on
+in transformers, the eval callback for one tensor in llama.cpp), the probe turns it into
+one number, and the caller gets a stream of (token text, score, flagged) plus a
+per-response and per-sentence aggregate.
+
+The same scores can be computed afterwards from a transcript (`score_transcript`,
+`score_dialogue`) through `Backend.token_states`, so recorded conversations can be
+audited offline; only the assistant's tokens (the dialogue's ``detect`` messages) count.
+Streaming and offline scores agree to float tolerance (pinned by tests).
+
+Probe convention (probes/io.py): higher ``decision_function`` = more likely deceptive, so
+a token, sentence or response is *flagged* when its score is strictly above the
+threshold. Choose the threshold with `probes.monitor_calibration.calibrate_threshold`
+on honest control transcripts; 0.0 (a logistic probe's even odds) is only a default.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Literal, Optional, Sequence, Union
+
+import numpy as np
+
+from liedar.errors import IncompatibleError, InputError
+from models.backend import Backend, TokenStep
+from models.chat import Dialogue, Message, TextInput
+
+Aggregate = Literal["mean", "max", "last"]
+AGGREGATES: tuple[str, ...] = ("mean", "max", "last")
+
+
+@dataclass
+class TokenScore:
+    """One scored token of a response."""
+
+    index: int  # position within the response (0 = first generated / first assistant token)
+    token_id: int
+    text: str
+    score: float
+    flagged: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class SentenceScore:
+    """One sentence of a response with the aggregate of its tokens' scores."""
+
+    text: str
+    start: int  # character range in the response text
+    end: int
+    first_token: int
+    last_token: int
+    score: float
+    flagged: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class MonitorResult:
+    """Scores of one response: per token, per sentence and for the whole response."""
+
+    text: str  # the response text (generated continuation or the assistant turns)
+    tokens: list[TokenScore]
+    sentences: list[SentenceScore]
+    score: float  # the per-response aggregate
+    flagged: bool
+    aggregate: str
+    threshold: float
+    layer: int
+    prompt_text: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def token_scores(self) -> np.ndarray:
+        return np.array([t.score for t in self.tokens], dtype=np.float64)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "prompt_text": self.prompt_text,
+            "score": self.score,
+            "flagged": self.flagged,
+            "aggregate": self.aggregate,
+            "threshold": self.threshold,
+            "layer": self.layer,
+            "tokens": [t.to_dict() for t in self.tokens],
+            "sentences": [s.to_dict() for s in self.sentences],
+            "extra": self.extra,
+        }
+
+
+def aggregate_scores(scores: Sequence[float], how: str) -> float:
+    """Pool token scores into one number: ``mean``, ``max`` or ``last``."""
+    arr = np.asarray(scores, dtype=np.float64)
+    if arr.size == 0:
+        raise InputError("cannot aggregate 0 token scores: the response has no tokens to score")
+    if how == "mean":
+        return float(arr.mean())
+    if how == "max":
+        return float(arr.max())
+    if how == "last":
+        return float(arr[-1])
+    raise InputError(f"unknown aggregate {how!r}: use one of {', '.join(AGGREGATES)}")
+
+
+_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s)|\n+")
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Cut ``text`` into consecutive [start, end) spans that cover it, one per sentence.
+
+    A sentence ends after a run of ``.!?`` (plus closing quotes/brackets) that is followed
+    by whitespace, or after a line break; the whitespace that follows belongs to the next
+    sentence, so a token like " The" opens the sentence it starts.
+    """
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        if m.end() > start:
+            spans.append((start, m.end()))
+            start = m.end()
+    if start < len(text) or not spans:
+        spans.append((start, len(text)))
+    return spans
+
+
+def _token_offsets(texts: Sequence[str]) -> list[int]:
+    offsets, pos = [], 0
+    for t in texts:
+        offsets.append(pos)
+        pos += len(t)
+    return offsets
+
+
+class HonestyMonitor:
+    """Score a model's tokens with a linear lie probe, live or from transcripts.
+
+    ``probe`` is a fitted liedar estimator (``decision_function`` on ``[n, d_model]``);
+    ``metadata`` (a `probes.io.ProbeMetadata`) supplies the layer and is checked against
+    the backend's fingerprint and width. Without metadata, pass ``layer``.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        probe: Any,
+        *,
+        metadata: Any = None,
+        layer: Optional[int] = None,
+        aggregate: str = "mean",
+        threshold: Optional[float] = None,
+    ) -> None:
+        if aggregate not in AGGREGATES:
+            raise InputError(f"unknown aggregate {aggregate!r}: use one of {', '.join(AGGREGATES)}")
+        if not hasattr(probe, "decision_function"):
+            raise InputError(f"{type(probe).__name__} has no decision_function: pass a fitted liedar probe")
+        if metadata is not None:
+            _check_metadata(backend, metadata)
+            if layer is not None and layer != metadata.layer:
+                raise InputError(
+                    f"layer {layer} differs from the probe's training layer {metadata.layer}: omit layer"
+                )
+            layer = int(metadata.layer)
+        if layer is None:
+            raise InputError("the monitor needs the probe's layer: pass metadata=ProbeMetadata or layer=")
+        if not 0 <= layer <= backend.n_layers + 1:
+            raise InputError(
+                f"probe layer {layer} is out of range for {backend.name}: valid layers are "
+                f"0..{backend.n_layers + 1} (0 = embeddings); use a probe trained on this model"
+            )
+        width = _probe_width(probe)
+        if width is not None and width != backend.d_model:
+            raise IncompatibleError(
+                f"the probe reads {width}-wide hidden states but {backend.name} has d_model={backend.d_model}:"
+                " retrain the probe for this model"
+            )
+        if threshold is None:
+            threshold = float(metadata.threshold) if getattr(metadata, "threshold", None) is not None else 0.0
+        self.backend = backend
+        self.probe = probe
+        self.metadata = metadata
+        self.layer = layer
+        self.aggregate = aggregate
+        self.threshold = float(threshold)
+        self._linear = _linear_weights(probe)
+
+    @classmethod
+    def from_file(
+        cls, backend: Backend, path: Union[str, Path], *, aggregate: str = "mean", threshold: Optional[float] = None
+    ) -> "HonestyMonitor":
+        """Load a saved probe, refusing one trained for another model or width."""
+        from probes.io import load_probe
+
+        probe, meta = load_probe(path, expect_fingerprint=backend.fingerprint, expect_d_model=backend.d_model)
+        return cls(backend, probe, metadata=meta, aggregate=aggregate, threshold=threshold)
+
+    # -- scoring ---------------------------------------------------------------------
+
+    def score_hidden(self, hidden: np.ndarray) -> np.ndarray:
+        """Probe scores for hidden states ``[n, d_model]`` (float64 ``[n]``)."""
+        h = np.asarray(hidden, dtype=np.float64)
+        if h.ndim == 1:
+            h = h[None, :]
+        if self._linear is not None:  # liedar probes are linear: one dot product per token
+            w, b = self._linear
+            return h @ w + b
+        return np.asarray(self.probe.decision_function(h), dtype=np.float64).reshape(-1)
+
+    def generate(
+        self,
+        prompt: TextInput,
+        *,
+        max_tokens: int = 64,
+        temperature: float = 0.0,
+        seed: int = 0,
+        on_score: Optional[Callable[[TokenScore], None]] = None,
+    ) -> MonitorResult:
+        """Generate a response and score each token as it appears.
+
+        ``on_score`` receives every `TokenScore` while the model is still generating.
+        """
+        _check_prompt(prompt)
+        tokens: list[TokenScore] = []
+
+        def on_token(step: TokenStep) -> None:
+            if step.hidden is None:
+                raise IncompatibleError(
+                    f"backend {self.backend.name} returned no hidden state for layer {self.layer}:"
+                    " it must support generate(hook_layer=...)"
+                )
+            score = float(self.score_hidden(step.hidden)[0])
+            ts = TokenScore(len(tokens), int(step.token_id), step.text, score, score > self.threshold)
+            tokens.append(ts)
+            if on_score is not None:
+                on_score(ts)
+
+        gen = self.backend.generate(
+            prompt, max_tokens=max_tokens, temperature=temperature, seed=seed, on_token=on_token, hook_layer=self.layer
+        )
+        return self._result(tokens, prompt_text=gen.prompt_text, extra={"n_prompt_tokens": gen.n_prompt_tokens})
+
+    def score_transcript(self, prompt: TextInput, response: str) -> MonitorResult:
+        """Score an existing response to ``prompt`` offline, as if the model had said it.
+
+        A plain-string prompt is continued as plain text (what `generate` does for a
+        string); a dialogue prompt gets ``response`` as a new assistant turn.
+        """
+        _check_prompt(prompt)
+        if not response:
+            raise InputError("the response to score is empty: give the assistant's text")
+        if isinstance(prompt, Dialogue):
+            msgs = tuple(Message(m.role, m.content, False) for m in prompt.messages)
+            return self.score_dialogue(Dialogue(msgs + (Message("assistant", response, True),)))
+        states = self.backend.token_states(prompt + response, [self.layer])
+        response_mask = np.array([start >= len(prompt) for start, _ in states.offsets], dtype=bool)
+        return self._from_states(states, response_mask, prompt_text=prompt)
+
+    def score_dialogue(self, dialogue: Dialogue) -> MonitorResult:
+        """Score the tokens of a dialogue's ``detect`` messages (e.g. the assistant turns)."""
+        _check_prompt(dialogue)
+        if not any(m.detect for m in dialogue.messages):
+            raise InputError("the dialogue has no message with detect=True: mark the assistant turn(s) to score")
+        states = self.backend.token_states(dialogue, [self.layer])
+        return self._from_states(states, np.asarray(states.detect, dtype=bool))
+
+    def score_many(self, items: Sequence[TextInput], *, progress: bool = False) -> np.ndarray:
+        """Per-response aggregate scores for dialogues with detect flags (offline)."""
+        from tqdm.auto import tqdm
+
+        out = []
+        for item in tqdm(items, desc="monitor: scoring", disable=not progress, leave=False):
+            if not isinstance(item, Dialogue):
+                raise InputError("score_many takes dialogues with detect flags; use score_transcript for text")
+            out.append(self.score_dialogue(item).score)
+        return np.asarray(out, dtype=np.float64)
+
+    # -- assembly --------------------------------------------------------------------
+
+    def _from_states(self, states: Any, mask: np.ndarray, prompt_text: str = "") -> MonitorResult:
+        idx = np.flatnonzero(mask)
+        if idx.size == 0:
+            raise InputError("no response tokens to score: the response is empty after tokenization")
+        scores = self.score_hidden(states.hidden[idx, 0, :])
+        tokens = [
+            TokenScore(j, int(states.token_ids[i]), states.token_texts[i], float(s), float(s) > self.threshold)
+            for j, (i, s) in enumerate(zip(idx, scores))
+        ]
+        return self._result(tokens, prompt_text=prompt_text)
+
+    def _result(self, tokens: list[TokenScore], *, prompt_text: str = "", extra: Optional[dict] = None) -> MonitorResult:
+        if not tokens:
+            raise InputError("the model generated no tokens: raise max_tokens or check the prompt")
+        text = "".join(t.text for t in tokens)
+        starts = _token_offsets([t.text for t in tokens])
+        sentences: list[SentenceScore] = []
+        for a, b in sentence_spans(text):
+            members = [t for t, s in zip(tokens, starts) if a <= s < b]
+            if not members:
+                continue
+            score = aggregate_scores([t.score for t in members], self.aggregate)
+            sentences.append(
+                SentenceScore(text[a:b], a, b, members[0].index, members[-1].index, score, score > self.threshold)
+            )
+        score = aggregate_scores([t.score for t in tokens], self.aggregate)
+        return MonitorResult(
+            text=text,
+            tokens=tokens,
+            sentences=sentences,
+            score=score,
+            flagged=score > self.threshold,
+            aggregate=self.aggregate,
+            threshold=self.threshold,
+            layer=self.layer,
+            prompt_text=prompt_text,
+            extra=extra or {},
+        )
+
+
+def _check_prompt(prompt: TextInput) -> None:
+    if isinstance(prompt, Dialogue):
+        if not prompt.messages or not any(m.content.strip() for m in prompt.messages):
+            raise InputError("the prompt dialogue is empty: give at least one message with text")
+    elif not isinstance(prompt, str) or not prompt.strip():
+        raise InputError("the prompt is empty: give the text the model should respond to")
+
+
+def _check_metadata(backend: Backend, meta: Any) -> None:
+    if meta.model_fingerprint and meta.model_fingerprint != backend.fingerprint:
+        raise IncompatibleError(
+            f"the probe was trained on {meta.model_name!r} (fingerprint {meta.model_fingerprint[:12]}), "
+            f"not on {backend.name} (fingerprint {backend.fingerprint[:12]}): use a probe trained on this model"
+        )
+    if int(meta.d_model) != int(backend.d_model):
+        raise IncompatibleError(
+            f"the probe expects width {meta.d_model} but {backend.name} has d_model={backend.d_model}:"
+            " use a probe trained on this model"
+        )
+
+
+def _probe_width(probe: Any) -> Optional[int]:
+    n = getattr(probe, "n_features_in_", None)
+    if n is not None:
+        return int(n)
+    coef = getattr(probe, "coef_", None)
+    return int(np.asarray(coef).shape[-1]) if coef is not None else None
+
+
+def _linear_weights(probe: Any) -> Optional[tuple[np.ndarray, float]]:
+    """(coef, intercept) when the probe documents ``decision_function = X @ coef_ + intercept_``.
+
+    Why: sklearn's input validation costs more than the dot product itself, and it runs
+    once per generated token. Only liedar's linear probes promise this form.
+    """
+    try:
+        from probes.estimators import PROBE_TYPES
+    except ImportError:
+        return None
+    if not isinstance(probe, tuple(PROBE_TYPES)):
+        return None
+    coef = np.asarray(getattr(probe, "coef_", None), dtype=np.float64)
+    if coef.ndim != 1:
+        return None
+    return coef, float(np.asarray(probe.intercept_).reshape(-1)[0])
