@@ -1,0 +1,475 @@
+"""The report's data model: what one page about one model holds.
+
+Why a typed model and not free-form dicts: the report's promise is that every rate comes
+with its interval, its n and — for deception rates — the capability ceiling it must be
+read against. Those rules are checked here (on construction) and in the JSON Schema
+(`report.schema.json`), so no renderer can show a bare number.
+
+Versioning: `SCHEMA_VERSION` changes on any incompatible change of `Report.to_dict()`;
+`liedar report --from` refuses results written by another major version.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal, Optional
+
+from behavioral.stats import Estimate
+from liedar.errors import IncompatibleError, InputError
+
+SCHEMA_VERSION = "1.0"
+
+Scale = Literal["proportion", "difference", "ratio", "score"]
+StepStatus = Literal["ok", "not_run", "failed"]
+
+
+def _estimate_or_none(d: Optional[dict[str, Any]]) -> Optional[Estimate]:
+    return None if d is None else Estimate.from_dict(d)
+
+
+def _check_estimate(e: Estimate, where: str) -> None:
+    """An estimate the report can show: finite value inside a finite interval, n >= 1."""
+    for name in ("value", "lo", "hi"):
+        v = getattr(e, name)
+        if not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise InputError(f"{where}: estimate {name}={v!r} is not a finite number")
+    if e.n < 1:
+        raise InputError(f"{where}: estimate has n={e.n}; every rate needs the count behind it")
+    if not e.lo - 1e-9 <= e.value <= e.hi + 1e-9:
+        raise InputError(f"{where}: value {e.value} lies outside its interval [{e.lo}, {e.hi}]")
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """An elicited capability ceiling: the accuracy the model reaches when asked hard."""
+
+    id: str
+    label: str
+    protocol: str  # how it was elicited: "benign framing, option log-probs", "few-shot", ...
+    chance: float  # accuracy of a uniform guesser on the same items
+    estimate: Estimate
+
+    def __post_init__(self) -> None:
+        _check_estimate(self.estimate, f"ceiling {self.id!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "label": self.label,
+            "protocol": self.protocol,
+            "chance": self.chance,
+            "estimate": self.estimate.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Ceiling":
+        return cls(d["id"], d["label"], d["protocol"], float(d["chance"]), Estimate.from_dict(d["estimate"]))
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One number the report shows: a deception rate, a detector score or a probe metric.
+
+    ``scale`` says how to read it: a ``proportion`` in [0, 1], a ``difference`` of
+    proportions (``null_value`` 0 = no gap), a ``ratio`` (φ; ``null_value`` 1), or a
+    ``score``. ``ceiling`` names the `Ceiling` a deception rate is read against; a
+    propensity measure without one says so in the readings. ``higher_is_deceptive`` is
+    None for quality metrics (probe AUROC) where the direction is not about deception.
+    """
+
+    id: str
+    label: str
+    instrument: str
+    scale: Scale
+    estimate: Estimate
+    ceiling: Optional[str] = None
+    higher_is_deceptive: Optional[bool] = True
+    null_value: Optional[float] = None
+    flag: Optional[bool] = None
+    grader_kappa: Optional[Estimate] = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check_estimate(self.estimate, f"measure {self.id!r}")
+        if self.grader_kappa is not None:
+            _check_estimate(self.grader_kappa, f"grader kappa of {self.id!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "label": self.label,
+            "instrument": self.instrument,
+            "scale": self.scale,
+            "estimate": self.estimate.to_dict(),
+            "ceiling": self.ceiling,
+            "higher_is_deceptive": self.higher_is_deceptive,
+            "null_value": self.null_value,
+            "flag": self.flag,
+            "grader_kappa": None if self.grader_kappa is None else self.grader_kappa.to_dict(),
+            "details": self.details,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Measure":
+        return cls(
+            d["id"],
+            d["label"],
+            d["instrument"],
+            d["scale"],
+            Estimate.from_dict(d["estimate"]),
+            d.get("ceiling"),
+            d.get("higher_is_deceptive", True),
+            d.get("null_value"),
+            d.get("flag"),
+            _estimate_or_none(d.get("grader_kappa")),
+            dict(d.get("details", {})),
+        )
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two measures the report compares (e.g. honest vs prompted sandbagger)."""
+
+    a: str
+    b: str
+    label: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"a": self.a, "b": self.b, "label": self.label}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Comparison":
+        return cls(d["a"], d["b"], d["label"])
+
+
+@dataclass(frozen=True)
+class TransferMatrix:
+    """AUROC of a probe trained on ``train[i]`` and tested on ``test[j]`` (None: not run)."""
+
+    train: list[str]
+    test: list[str]
+    cells: list[list[Optional[Estimate]]]
+
+    def __post_init__(self) -> None:
+        if len(self.cells) != len(self.train) or any(len(r) != len(self.test) for r in self.cells):
+            raise InputError("transfer matrix: cells must be len(train) rows of len(test) entries")
+        for i, row in enumerate(self.cells):
+            for j, cell in enumerate(row):
+                if cell is not None:
+                    _check_estimate(cell, f"transfer cell {self.train[i]}→{self.test[j]}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "train": list(self.train),
+            "test": list(self.test),
+            "cells": [[None if c is None else c.to_dict() for c in row] for row in self.cells],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TransferMatrix":
+        return cls(list(d["train"]), list(d["test"]), [[_estimate_or_none(c) for c in r] for r in d["cells"]])
+
+
+@dataclass(frozen=True)
+class LayerSweep:
+    """AUROC per layer; ``chosen_layer`` was picked on ``chosen_on`` data, never the test set."""
+
+    layers: list[int]
+    auroc: list[Estimate]
+    chosen_layer: int
+    chosen_on: str
+    dataset: str = ""
+
+    def __post_init__(self) -> None:
+        if len(self.layers) != len(self.auroc) or not self.layers:
+            raise InputError("layer sweep: give one AUROC estimate per layer (at least one layer)")
+        for layer, e in zip(self.layers, self.auroc):
+            _check_estimate(e, f"layer sweep layer {layer}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "layers": list(self.layers),
+            "auroc": [e.to_dict() for e in self.auroc],
+            "chosen_layer": self.chosen_layer,
+            "chosen_on": self.chosen_on,
+            "dataset": self.dataset,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "LayerSweep":
+        return cls(
+            [int(x) for x in d["layers"]],
+            [Estimate.from_dict(e) for e in d["auroc"]],
+            int(d["chosen_layer"]),
+            d["chosen_on"],
+            d.get("dataset", ""),
+        )
+
+
+@dataclass(frozen=True)
+class PositionHistogram:
+    """How often each presented position was chosen, per condition (option-order trials)."""
+
+    n_options: int
+    counts: dict[str, list[int]]  # condition -> count per position
+
+    def __post_init__(self) -> None:
+        for cond, row in self.counts.items():
+            if len(row) != self.n_options:
+                raise InputError(f"position histogram {cond!r}: need {self.n_options} counts, got {len(row)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n_options": self.n_options, "counts": {k: list(v) for k, v in self.counts.items()}}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "PositionHistogram":
+        return cls(int(d["n_options"]), {k: [int(x) for x in v] for k, v in d["counts"].items()})
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    item_id: str
+    behavioural_flag: bool
+    probe_flag: bool
+    probe_score: Optional[float] = None
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "item_id": self.item_id,
+            "behavioural_flag": self.behavioural_flag,
+            "probe_flag": self.probe_flag,
+            "probe_score": self.probe_score,
+            "note": self.note,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Disagreement":
+        return cls(d["item_id"], bool(d["behavioural_flag"]), bool(d["probe_flag"]), d.get("probe_score"), d.get("note", ""))
+
+
+@dataclass(frozen=True)
+class CrossCheck:
+    """Behavioural flags vs probe flags on the same items.
+
+    ``table`` is [[both flagged, behaviour only], [probe only, neither]].
+    """
+
+    behavioural: str  # what a behavioural flag means
+    probe: str  # what a probe flag means
+    table: list[list[int]]
+    kappa: Optional[Estimate]  # None when undefined (one source flagged all or none)
+    agreement: Estimate
+    disagreements: list[Disagreement]
+    kappa_note: str = ""
+
+    def __post_init__(self) -> None:
+        if len(self.table) != 2 or any(len(r) != 2 for r in self.table):
+            raise InputError("cross-check table must be 2x2: [[both, behaviour only], [probe only, neither]]")
+        _check_estimate(self.agreement, "cross-check agreement")
+        if self.kappa is not None:
+            _check_estimate(self.kappa, "cross-check kappa")
+        elif not self.kappa_note:
+            raise InputError("cross-check without a kappa must say why (kappa_note)")
+
+    @property
+    def n(self) -> int:
+        return sum(sum(r) for r in self.table)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "behavioural": self.behavioural,
+            "probe": self.probe,
+            "table": [list(r) for r in self.table],
+            "kappa": None if self.kappa is None else self.kappa.to_dict(),
+            "kappa_note": self.kappa_note,
+            "agreement": self.agreement.to_dict(),
+            "disagreements": [x.to_dict() for x in self.disagreements],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "CrossCheck":
+        return cls(
+            d["behavioural"],
+            d["probe"],
+            [[int(x) for x in r] for r in d["table"]],
+            _estimate_or_none(d.get("kappa")),
+            Estimate.from_dict(d["agreement"]),
+            [Disagreement.from_dict(x) for x in d["disagreements"]],
+            d.get("kappa_note", ""),
+        )
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What happened to one pipeline step: shown in the report so a skipped step is visible."""
+
+    name: str
+    status: StepStatus
+    reason: str = ""
+    seconds: Optional[float] = None
+    cached: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status, "reason": self.reason, "seconds": self.seconds, "cached": self.cached}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "StepRecord":
+        return cls(d["name"], d["status"], d.get("reason", ""), d.get("seconds"), bool(d.get("cached", False)))
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One sentence generated from the numbers by a rule in `liedar.readings`."""
+
+    rule: str
+    severity: Literal["caution", "info"]
+    text: str
+    refs: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule, "severity": self.severity, "text": self.text, "refs": list(self.refs)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Reading":
+        return cls(d["rule"], d["severity"], d["text"], list(d.get("refs", [])))
+
+
+@dataclass
+class Section:
+    """Everything one pipeline step contributes; a `ModelReport` is the union of sections.
+
+    Steps save sections (not whole reports) so that an interrupted run resumes step by
+    step and `liedar report --from` can rebuild the page from whatever finished.
+    """
+
+    ceilings: list[Ceiling] = field(default_factory=list)
+    measures: list[Measure] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
+    transfer: Optional[TransferMatrix] = None
+    layer_sweep: Optional[LayerSweep] = None
+    positions: Optional[PositionHistogram] = None
+    cross_check: Optional[CrossCheck] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ceilings": [c.to_dict() for c in self.ceilings],
+            "measures": [m.to_dict() for m in self.measures],
+            "comparisons": [c.to_dict() for c in self.comparisons],
+            "transfer": None if self.transfer is None else self.transfer.to_dict(),
+            "layer_sweep": None if self.layer_sweep is None else self.layer_sweep.to_dict(),
+            "positions": None if self.positions is None else self.positions.to_dict(),
+            "cross_check": None if self.cross_check is None else self.cross_check.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Section":
+        return cls(
+            [Ceiling.from_dict(c) for c in d.get("ceilings", [])],
+            [Measure.from_dict(m) for m in d.get("measures", [])],
+            [Comparison.from_dict(c) for c in d.get("comparisons", [])],
+            None if d.get("transfer") is None else TransferMatrix.from_dict(d["transfer"]),
+            None if d.get("layer_sweep") is None else LayerSweep.from_dict(d["layer_sweep"]),
+            None if d.get("positions") is None else PositionHistogram.from_dict(d["positions"]),
+            None if d.get("cross_check") is None else CrossCheck.from_dict(d["cross_check"]),
+        )
+
+    def merge(self, other: "Section") -> None:
+        """Add another step's section; a second transfer matrix etc. for one model is an error."""
+        self.ceilings += other.ceilings
+        self.measures += other.measures
+        self.comparisons += other.comparisons
+        for name in ("transfer", "layer_sweep", "positions", "cross_check"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if theirs is not None:
+                if mine is not None:
+                    raise InputError(f"two steps both supplied the report's {name}: keep one")
+                setattr(self, name, theirs)
+
+
+@dataclass
+class ModelReport:
+    """One model's page: identity, steps run, all numbers, and the readings derived from them."""
+
+    model: dict[str, Any]  # name, backend, fingerprint
+    steps: list[StepRecord]
+    section: Section
+    readings: list[Reading] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        ids = [m.id for m in self.section.measures] + [c.id for c in self.section.ceilings]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise InputError(f"duplicate measure/ceiling ids in the report: {dupes}")
+        ceiling_ids = {c.id for c in self.section.ceilings}
+        for m in self.section.measures:
+            if m.ceiling is not None and m.ceiling not in ceiling_ids:
+                raise InputError(f"measure {m.id!r} refers to ceiling {m.ceiling!r}, which is not in the report")
+        measure_ids = {m.id for m in self.section.measures}
+        for c in self.section.comparisons:
+            if c.a not in measure_ids or c.b not in measure_ids:
+                raise InputError(f"comparison {c.label!r} refers to a measure that is not in the report")
+
+    def measure(self, measure_id: str) -> Measure:
+        return next(m for m in self.section.measures if m.id == measure_id)
+
+    def ceiling(self, ceiling_id: str) -> Ceiling:
+        return next(c for c in self.section.ceilings if c.id == ceiling_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": dict(self.model),
+            "steps": [s.to_dict() for s in self.steps],
+            **self.section.to_dict(),
+            "readings": [r.to_dict() for r in self.readings],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ModelReport":
+        return cls(
+            dict(d["model"]),
+            [StepRecord.from_dict(s) for s in d["steps"]],
+            Section.from_dict(d),
+            [Reading.from_dict(r) for r in d.get("readings", [])],
+        )
+
+
+@dataclass
+class Report:
+    """The whole report: versioned, one `ModelReport` per model."""
+
+    models: list[ModelReport]
+    config: dict[str, Any] = field(default_factory=dict)
+    created_utc: str = ""
+    liedar_version: str = ""
+    schema_version: str = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": self.schema_version,
+            "liedar_version": self.liedar_version,
+            "created_utc": self.created_utc,
+            "config": self.config,
+            "models": [m.to_dict() for m in self.models],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Report":
+        check_schema_version(d.get("schema_version", "?"), "report")
+        return cls(
+            [ModelReport.from_dict(m) for m in d["models"]],
+            dict(d.get("config", {})),
+            d.get("created_utc", ""),
+            d.get("liedar_version", ""),
+            d["schema_version"],
+        )
+
+
+def check_schema_version(found: str, what: str) -> None:
+    """Refuse data from another major schema version (minor versions only add fields)."""
+    if str(found).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
+        raise IncompatibleError(
+            f"{what} has schema version {found}, this liedar reads {SCHEMA_VERSION}: "
+            "re-run `liedar demo` to regenerate the results"
+        )

@@ -1,0 +1,44 @@
+"""Write a report's three outputs: index.html, report.md, report.json (+ figures/).
+
+Every file is written atomically, and report.json is validated against its schema
+before it is written, so a page on disk always matches its documented format.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from liedar.report.document import figure_filename, report_blocks
+from liedar.report.figures import all_figures
+from liedar.report.page_html import render_html
+from liedar.report.page_markdown import render_markdown
+from liedar.report.model import Report
+from liedar.report.schema import validate_report
+from liedar.report.store import write_bytes_atomic, write_json_atomic
+
+FIGURES_DIR = "figures"
+
+
+def write_report(report: Report, out_dir: Path) -> dict[str, Path]:
+    """Render all outputs into ``out_dir``; returns {"html", "markdown", "json"} -> path."""
+    out_dir = Path(out_dir)
+    data = report.to_dict()
+    validate_report(data)
+    per_model = {mr.model.get("name", "?"): all_figures(mr) for mr in report.models}
+    keyed = {figure_filename(model, k): png for model, figs in per_model.items() for k, png in figs.items()}
+    blocks = report_blocks(report, per_model)
+
+    for key, png in keyed.items():
+        write_bytes_atomic(out_dir / FIGURES_DIR / key, png)
+    paths = {"html": out_dir / "index.html", "markdown": out_dir / "report.md", "json": out_dir / "report.json"}
+    write_bytes_atomic(paths["html"], render_html(blocks, keyed).encode("utf-8"))
+    md = render_markdown(blocks, {k: f"{FIGURES_DIR}/{k}" for k in keyed})
+    write_bytes_atomic(paths["markdown"], md.encode("utf-8"))
+    write_json_atomic(paths["json"], data)
+    return paths
+
+
+def load_report_json(path: Path) -> Report:
+    """Read a report.json back (for tools that post-process reports)."""
+    return Report.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
