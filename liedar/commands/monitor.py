@@ -1,0 +1,247 @@
+"""`liedar monitor`: watch a model's answer token by token with a trained lie probe.
+
+Two forms share one command (``run`` is the default, so the subcommand can be left out):
+
+    liedar monitor --model smollm2-135m --probe probe.npz "Was the car in an accident?"
+    liedar monitor run --model smollm2-135m --probe probe.npz --jsonl tokens.jsonl "..."
+    liedar monitor calibrate --model smollm2-135m --probe probe.npz \\
+        --control honest.jsonl --fpr 0.01 --output threshold.json
+
+``run`` prints the generated text with flagged sentences marked (red on a terminal,
+``[FLAGGED score] ... [/FLAGGED]`` otherwise) and a summary line; ``--jsonl`` writes one
+JSON record per generated token. ``calibrate`` scores honest control transcripts and
+picks the threshold for a target false-positive rate; pass its output file to
+``run --threshold``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+SUBCOMMANDS = ("run", "calibrate")
+_RED, _RESET = "\033[1;31m", "\033[0m"
+
+
+class _DefaultRunParser(argparse.ArgumentParser):
+    """Treats ``liedar monitor [options] PROMPT`` as ``liedar monitor run ...``."""
+
+    def parse_known_args(self, args: Optional[Sequence[str]] = None, namespace: Any = None):  # type: ignore[override]
+        args = list(sys.argv[1:] if args is None else args)
+        if args and args[0] not in SUBCOMMANDS and args[0] not in ("-h", "--help"):
+            args = ["run", *args]
+        return super().parse_known_args(args, namespace)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    # add_parser builds the parser with the action's parser class; swap it for this one
+    # parser only so that `run` can be the default subcommand.
+    default_class = subparsers._parser_class
+    subparsers._parser_class = _DefaultRunParser
+    try:
+        parser = subparsers.add_parser(
+            "monitor",
+            help="inline honesty monitor: score each generated token with a lie probe",
+            description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+    finally:
+        subparsers._parser_class = default_class
+    sub = parser.add_subparsers(
+        dest="monitor_command", metavar="{run,calibrate}", parser_class=argparse.ArgumentParser
+    )
+
+    run_p = sub.add_parser("run", help="generate a response and mark flagged sentences (default)")
+    _common(run_p)
+    run_p.add_argument("prompt", help="the user's message (rendered with the model's chat template)")
+    run_p.add_argument("--raw", action="store_true", help="continue PROMPT as plain text, no chat template")
+    run_p.add_argument("--max-tokens", type=int, default=64, help="tokens to generate (default 64)")
+    run_p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
+    run_p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    run_p.add_argument(
+        "--threshold",
+        default=None,
+        help="flag above this score: a number or a JSON file from `liedar monitor calibrate` "
+        "(default: the probe's stored threshold, else 0)",
+    )
+    run_p.add_argument("--jsonl", type=Path, help="write one JSON record per generated token to this file")
+    run_p.add_argument("--output", type=Path, help="write the whole result (tokens, sentences, score) as JSON")
+    run_p.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto", help="colour flagged sentences (default: on a tty)"
+    )
+    run_p.set_defaults(func=run)
+
+    cal_p = sub.add_parser("calibrate", help="pick the threshold for a target false-positive rate on honest texts")
+    _common(cal_p)
+    cal_p.add_argument(
+        "--control", type=Path, required=True,
+        help="JSONL of honest transcripts: {prompt, response} or {dialogue: [...]} per line, optional label",
+    )
+    cal_p.add_argument("--fpr", type=float, default=0.01, help="target false-positive rate (default 0.01)")
+    cal_p.add_argument("--held-out", type=float, default=0.5, help="fraction held out to measure the FPR (default 0.5)")
+    cal_p.add_argument("--seed", type=int, default=0, help="seed of the calibration/held-out split (default 0)")
+    cal_p.add_argument("--output", type=Path, required=True, help="JSON file for the threshold and its evidence")
+    cal_p.set_defaults(func=calibrate)
+    parser.set_defaults(func=lambda args: _usage(parser))
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True, help="built-in name (smollm2-135m, gemma3-270m) or a local path")
+    p.add_argument("--backend", choices=("transformers", "llamacpp"), default="transformers", help="(default transformers)")
+    p.add_argument("--probe", type=Path, required=True, help="probe file saved by `liedar probe train` (.npz)")
+    p.add_argument("--aggregate", choices=("mean", "max", "last"), default="mean", help="pool token scores (default mean)")
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def _load_monitor(args: argparse.Namespace, threshold: Optional[float] = None):
+    import models
+    from probes.monitor import HonestyMonitor
+
+    backend = models.load(args.model, backend=args.backend)
+    return HonestyMonitor.from_file(backend, args.probe, aggregate=args.aggregate, threshold=threshold)
+
+
+def _threshold_arg(value: Optional[str], aggregate: str) -> Optional[float]:
+    from liedar.errors import InputError
+
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    path = Path(value)
+    if not path.is_file():
+        raise InputError(f"--threshold {value!r} is neither a number nor a calibration file: give e.g. 1.5 or threshold.json")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        threshold = float(data["threshold"])
+    except (ValueError, KeyError, TypeError):
+        raise InputError(f"{path} is not a `liedar monitor calibrate` output (no numeric 'threshold')") from None
+    if data.get("aggregate", aggregate) != aggregate:
+        raise InputError(
+            f"{path} was calibrated for --aggregate {data['aggregate']}, not {aggregate}: use the same aggregate"
+        )
+    return threshold
+
+
+def run(args: argparse.Namespace) -> int:
+    from liedar.errors import InputError
+    from models.chat import Dialogue, Message
+
+    if args.max_tokens < 1:
+        raise InputError(f"--max-tokens must be at least 1, got {args.max_tokens}")
+    if not args.prompt.strip():
+        raise InputError("the prompt is empty: give the text the model should respond to")
+    monitor = _load_monitor(args, _threshold_arg(args.threshold, args.aggregate))
+    prompt = args.prompt if args.raw else Dialogue.of(Message("user", args.prompt))
+    jsonl = _AtomicLines(args.jsonl) if args.jsonl else None
+    try:
+        result = monitor.generate(
+            prompt,
+            max_tokens=args.max_tokens,
+            temperature=args.temperature,
+            seed=args.seed,
+            on_score=(lambda t: jsonl.write(json.dumps(t.to_dict()))) if jsonl else None,
+        )
+    except BaseException:
+        if jsonl:
+            jsonl.abort()
+        raise
+    if jsonl:
+        jsonl.commit()
+    colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+    print(render_marked(result, colour))
+    flag = "FLAGGED" if result.flagged else "not flagged"
+    print(
+        f"response score ({result.aggregate} over {len(result.tokens)} tokens, layer {result.layer}): "
+        f"{result.score:.3f}; threshold {result.threshold:.3f}; {flag}; "
+        f"{sum(s.flagged for s in result.sentences)}/{len(result.sentences)} sentences flagged"
+    )
+    if args.output:
+        from probes.monitor_calibration import write_json_atomic
+
+        write_json_atomic(args.output, result.to_dict())
+    return 0
+
+
+def render_marked(result: Any, colour: bool) -> str:
+    """The response text with flagged sentences marked (ANSI red or plain brackets)."""
+    parts = []
+    for s in result.sentences:
+        if not s.flagged:
+            parts.append(s.text)
+        elif colour:
+            parts.append(f"{_RED}{s.text}{_RESET}")
+        else:
+            lead = s.text[: len(s.text) - len(s.text.lstrip())]
+            parts.append(f"{lead}[FLAGGED {s.score:.2f}] {s.text.strip()} [/FLAGGED]")
+    return "".join(parts)
+
+
+def calibrate(args: argparse.Namespace) -> int:
+    from tqdm.auto import tqdm
+
+    from probes.monitor_calibration import calibrate_threshold, load_control_file, write_json_atomic
+
+    items = load_control_file(args.control)  # fails before loading a model when no honest item
+    monitor = _load_monitor(args)
+    scores = []
+    for item in tqdm(items, desc="monitor calibrate: scoring controls", leave=False):
+        if item.response is None:
+            scores.append(monitor.score_dialogue(item.prompt).score)
+        else:
+            scores.append(monitor.score_transcript(item.prompt, item.response).score)
+    cal = calibrate_threshold(scores, args.fpr, held_out_fraction=args.held_out, seed=args.seed)
+    out = {
+        **cal.to_dict(),
+        "aggregate": args.aggregate,
+        "model": args.model,
+        "backend": args.backend,
+        "probe": str(args.probe),
+        "layer": monitor.layer,
+        "control": str(args.control),
+        "scores": scores,
+    }
+    write_json_atomic(args.output, out)
+    est = cal.achieved_fpr
+    if cal.note:
+        print(f"note: {cal.note}", file=sys.stderr)
+    print(
+        f"threshold {cal.threshold:.4f} ({args.aggregate} score) for target FPR {args.fpr}: "
+        f"held-out FPR {est.value:.3f} [{est.lo:.3f}, {est.hi:.3f}] "
+        f"(n={est.n} held out, {cal.n_calibration} for calibration, {est.method}); written to {args.output}"
+    )
+    return 0
+
+
+class _AtomicLines:
+    """Lines streamed to a temporary file, renamed into place only when complete."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, self.tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        self.fh = os.fdopen(fd, "w", encoding="utf-8")
+
+    def write(self, line: str) -> None:
+        self.fh.write(line + "\n")
+        self.fh.flush()
+
+    def commit(self) -> None:
+        self.fh.close()
+        os.replace(self.tmp, self.path)
+
+    def abort(self) -> None:
+        self.fh.close()
+        if os.path.exists(self.tmp):
+            os.unlink(self.tmp)

@@ -1,0 +1,142 @@
+"""`liedar monitor` CLI on the fake backend: JSONL parses, markers, calibrate, exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from monitor_support_fake import FakeBackend  # noqa: E402
+
+import models  # noqa: E402
+from liedar.commands import monitor as monitor_cmd  # noqa: E402
+from liedar.errors import LiedarError  # noqa: E402
+from probes.estimators import MassMeanProbe  # noqa: E402
+from probes.io import ProbeMetadata, save_probe  # noqa: E402
+
+
+def _main(argv: list[str]) -> int:
+    """What liedar.cli.main does, restricted to the monitor command."""
+    parser = argparse.ArgumentParser(prog="liedar")
+    monitor_cmd.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except LiedarError as exc:
+        print(f"liedar: error: {exc}", file=sys.stderr)
+        return 2
+
+
+@pytest.fixture()
+def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    backend = FakeBackend()
+    monkeypatch.setattr(models, "load", lambda name, backend="transformers": FakeBackend(), raising=False)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, backend.d_model))
+    y = np.r_[np.zeros(20), np.ones(20)].astype(int)
+    X[y == 1] += 0.5
+    meta = ProbeMetadata("fake-model", backend.fingerprint, 2, "last", backend.d_model)
+    probe = save_probe(tmp_path / "probe.npz", MassMeanProbe().fit(X, y), meta)
+    return tmp_path, probe
+
+
+def test_jsonl_parses_one_record_per_token(setup, capsys) -> None:
+    tmp, probe = setup
+    out = tmp / "tokens.jsonl"
+    code = _main(["monitor", "--model", "fake", "--probe", str(probe), "--jsonl", str(out), "--threshold", "-100", "Q?"])
+    assert code == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == len(FakeBackend().continuation.split())
+    assert set(records[0]) >= {"index", "token_id", "text", "score", "flagged"}
+    assert [r["index"] for r in records] == list(range(len(records)))
+    assert all(r["flagged"] for r in records)  # threshold -100
+    text = capsys.readouterr().out
+    assert "[FLAGGED" in text and "\033[" not in text  # plain markers when not a tty
+    assert "FLAGGED;" in text.splitlines()[-1]
+
+
+def test_run_subcommand_explicit_and_colour(setup, capsys) -> None:
+    tmp, probe = setup
+    code = _main(["monitor", "run", "--model", "fake", "--probe", str(probe), "--threshold", "-100", "--color", "always", "Q?"])
+    assert code == 0
+    assert "\033[1;31m" in capsys.readouterr().out
+
+
+def test_no_flags_no_markers(setup, capsys) -> None:
+    tmp, probe = setup
+    assert _main(["monitor", "--model", "fake", "--probe", str(probe), "--threshold", "1e9", "Q?"]) == 0
+    out = capsys.readouterr().out
+    assert "[FLAGGED" not in out and "not flagged" in out
+
+
+def test_calibrate_then_run_with_threshold_file(setup, capsys) -> None:
+    tmp, probe = setup
+    control = tmp / "control.jsonl"
+    rows = [{"prompt": f"Question {i}?", "response": f" Answer number {i} is here."} for i in range(60)]
+    rows.append({"prompt": "Q?", "response": " lie", "label": "deceptive"})
+    control.write_text("\n".join(json.dumps(r) for r in rows))
+    out = tmp / "threshold.json"
+    code = _main(
+        ["monitor", "calibrate", "--model", "fake", "--probe", str(probe), "--control", str(control),
+         "--fpr", "0.1", "--output", str(out)]
+    )
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert data["n_calibration"] + data["n_held_out"] == 60 and len(data["scores"]) == 60
+    assert data["achieved_fpr"]["lo"] <= data["achieved_fpr"]["value"] <= data["achieved_fpr"]["hi"]
+    assert "held-out FPR" in capsys.readouterr().out
+    assert _main(["monitor", "--model", "fake", "--probe", str(probe), "--threshold", str(out), "Q?"]) == 0
+    assert f"threshold {data['threshold']:.3f}" in capsys.readouterr().out
+    code = _main(["monitor", "--model", "fake", "--probe", str(probe), "--aggregate", "max", "--threshold", str(out), "Q?"])
+    assert code == 2
+
+
+@pytest.mark.parametrize(
+    "argv_tail,match",
+    [
+        (["--control", "{control}", "--fpr", "0.01"], "no honest items"),
+        (["--control", "{control}", "--fpr", "1.5"], "no honest items"),
+    ],
+)
+def test_calibrate_without_honest_items_exits_2(setup, capsys, argv_tail, match) -> None:
+    tmp, probe = setup
+    control = tmp / "control.jsonl"
+    control.write_text(json.dumps({"prompt": "Q?", "response": "A", "label": "deceptive"}) + "\n")
+    argv = ["monitor", "calibrate", "--model", "fake", "--probe", str(probe), "--output", str(tmp / "o.json")]
+    argv += [a.format(control=control) for a in argv_tail]
+    assert _main(argv) == 2
+    err = capsys.readouterr().err
+    assert match in err and len(err.strip().splitlines()) == 1
+    assert not (tmp / "o.json").exists()
+
+
+@pytest.mark.parametrize(
+    "extra,match",
+    [
+        (["   "], "empty"),
+        (["--max-tokens", "0", "Q?"], "max-tokens"),
+        (["--threshold", "nope", "Q?"], "neither a number"),
+        (["--probe-missing"], None),
+    ],
+)
+def test_bad_input_exits_2(setup, capsys, extra, match) -> None:
+    tmp, probe = setup
+    if match is None:  # missing probe file
+        argv = ["monitor", "--model", "fake", "--probe", str(tmp / "nope.npz"), "Q?"]
+        match = "not found"
+    else:
+        argv = ["monitor", "--model", "fake", "--probe", str(probe), *extra]
+    assert _main(argv) == 2
+    assert match in capsys.readouterr().err
+
+
+def test_jsonl_not_left_behind_on_error(setup, monkeypatch) -> None:
+    tmp, probe = setup
+    out = tmp / "t.jsonl"
+    assert _main(["monitor", "--model", "fake", "--probe", str(probe), "--jsonl", str(out), "word " * 200]) == 2
+    assert not out.exists() and not list(tmp.glob(".t.jsonl*"))
