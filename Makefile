@@ -1,0 +1,21 @@
+# Two commands do all the set-up on a fresh machine (see README):
+#   make demo   -> create .venv if missing, install what is missing, run the main job
+#   make test   -> the same set-up, then the whole test suite (unit + integration)
+# scripts/bootstrap.sh is idempotent: with everything installed it returns in about a second.
+
+PY := .venv/bin/python
+OUTPUT ?= liedar-report
+
+.PHONY: setup demo test test-unit
+
+setup:
+	@bash scripts/bootstrap.sh
+
+demo: setup
+	$(PY) -m liedar.cli demo --output $(OUTPUT)
+
+test: setup
+	$(PY) -m pytest -q --timeout=1200
+
+test-unit: setup
+	$(PY) -m pytest -q --timeout=600 -m "not integration"
