@@ -28,7 +28,7 @@ from typing import Any, Callable, Literal, Optional, Sequence, Union
 import numpy as np
 
 from liedar.errors import IncompatibleError, InputError
-from models.backend import Backend, TokenStep
+from models.backend import Backend, Generation, TokenStep
 from models.chat import Dialogue, Message, TextInput
 
 Aggregate = Literal["mean", "max", "last"]
@@ -79,6 +79,7 @@ class MonitorResult:
     layer: int
     prompt_text: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    generation: Optional[Generation] = None  # set by HonestyMonitor.generate (for score_generation)
 
     @property
     def token_scores(self) -> np.ndarray:
@@ -247,7 +248,9 @@ class HonestyMonitor:
         gen = self.backend.generate(
             prompt, max_tokens=max_tokens, temperature=temperature, seed=seed, on_token=on_token, hook_layer=self.layer
         )
-        return self._result(tokens, prompt_text=gen.prompt_text, extra={"n_prompt_tokens": gen.n_prompt_tokens})
+        result = self._result(tokens, prompt_text=gen.prompt_text, extra={"n_prompt_tokens": gen.n_prompt_tokens})
+        result.generation = gen
+        return result
 
     def score_transcript(self, prompt: TextInput, response: str) -> MonitorResult:
         """Score an existing response to ``prompt`` offline, as if the model had said it.
@@ -262,8 +265,34 @@ class HonestyMonitor:
             msgs = tuple(Message(m.role, m.content, False) for m in prompt.messages)
             return self.score_dialogue(Dialogue(msgs + (Message("assistant", response, True),)))
         states = self.backend.token_states(prompt + response, [self.layer])
-        response_mask = np.array([start >= len(prompt) for start, _ in states.offsets], dtype=bool)
+        # a token counts as the response's when it holds any response character
+        response_mask = np.array([end > len(prompt) for _, end in states.offsets], dtype=bool)
         return self._from_states(states, response_mask, prompt_text=prompt)
+
+    def score_generation(self, prompt: TextInput, generation: Generation) -> MonitorResult:
+        """Re-score a finished generation offline from its exact token ids.
+
+        Why besides `score_transcript`: re-tokenizing text is lossy when the model emitted
+        a non-canonical split or partial UTF-8 bytes; the ids are not. Needs a backend
+        built on `models.base.BackendBase` (``encode`` and ``token_states_of_ids``).
+        """
+        _check_prompt(prompt)
+        if not (hasattr(self.backend, "encode") and hasattr(self.backend, "token_states_of_ids")):
+            raise IncompatibleError(
+                f"backend {self.backend.name} cannot read states of exact token ids: use score_transcript"
+            )
+        prompt_ids = self.backend.encode(prompt, add_generation_prompt=True).ids
+        if len(prompt_ids) != generation.n_prompt_tokens:
+            raise InputError(
+                f"the prompt encodes to {len(prompt_ids)} tokens but the generation had "
+                f"{generation.n_prompt_tokens}: pass the prompt the generation was made from"
+            )
+        if not generation.token_ids:
+            raise InputError("the generation has no tokens to score")
+        states = self.backend.token_states_of_ids(list(prompt_ids) + list(generation.token_ids), [self.layer])
+        mask = np.zeros(len(states.token_ids), dtype=bool)
+        mask[len(prompt_ids) :] = True
+        return self._from_states(states, mask, prompt_text=generation.prompt_text)
 
     def score_dialogue(self, dialogue: Dialogue) -> MonitorResult:
         """Score the tokens of a dialogue's ``detect`` messages (e.g. the assistant turns)."""
