@@ -1,0 +1,275 @@
+"""Behaviour shared by every backend: rendering, token selection, pooling, scoring, sampling.
+
+Why one base class: "last token", "mean over detect tokens", a character span, the option
+boundary in `score_options` and the sampling rule must mean exactly the same thing on
+transformers and on llama.cpp, or their numbers are not comparable. A backend only supplies
+the primitives (tokenize with offsets, run a batch and return per-token states of the
+requested layers, per-token log-probs, one decoding step); everything users see is here.
+
+Inputs longer than the backend's context (``n_ctx``) are **refused** with an InputError,
+never silently truncated: a truncated statement is a different statement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from liedar.errors import InputError
+from models.backend import Generation, Position, Span, TokenStates, TokenStep
+from models.chat import Rendered, TextInput, render
+
+
+@dataclass
+class Encoded:
+    """One input after rendering and tokenization."""
+
+    rendered: Rendered
+    ids: list[int]
+    offsets: list[tuple[int, int]]  # character offsets into rendered.text
+    detect: np.ndarray  # bool [n_tokens]
+
+
+class BackendBase:
+    name: str
+    kind: str
+    fingerprint: str
+    n_layers: int
+    d_model: int
+    n_ctx: int
+    chat_template: Optional[str] = None
+    bos_token: str = ""
+    eos_token: str = ""
+    batch_size: int = 8
+
+    # ---- primitives a backend implements -------------------------------------------------
+    def _tokenize(self, text: str, templated: bool) -> tuple[list[int], list[tuple[int, int]]]:
+        """Token ids and character offsets; plain text gets the model's default BOS,
+        templated text (which already carries its special tokens) gets none added."""
+        raise NotImplementedError
+
+    def _forward(self, batch: list[list[int]], layers: list[int]) -> list[np.ndarray]:
+        """Per-token states of `layers` for each sequence: float32 [len, len(layers), d]."""
+        raise NotImplementedError
+
+    def _token_logprobs(self, batch: list[list[int]]) -> list[np.ndarray]:
+        """For each sequence, log p(ids[t] | ids[:t]) for t = 1..len-1."""
+        raise NotImplementedError
+
+    def _gen_begin(self, ids: list[int], hook_layer: Optional[int]) -> np.ndarray:
+        """Process the prompt; return next-token logits."""
+        raise NotImplementedError
+
+    def _gen_feed(self, token: int, hook_layer: Optional[int]) -> tuple[np.ndarray, Optional[np.ndarray]]:
+        """Append one token; return next-token logits and its state at hook_layer."""
+        raise NotImplementedError
+
+    def _piece(self, token: int) -> str:
+        raise NotImplementedError
+
+    def _decode(self, ids: list[int]) -> str:
+        raise NotImplementedError
+
+    def _is_end(self, token: int) -> bool:
+        raise NotImplementedError
+
+    # ---- shared semantics -------------------------------------------------------------
+    def check_layers(self, layers: Sequence[int]) -> list[int]:
+        layers = [int(x) for x in layers]
+        if not layers:
+            raise InputError("no layers requested; pass e.g. layers=[6, 12]")
+        top = self.n_layers + 1
+        bad = [x for x in layers if not 0 <= x <= top]
+        if bad:
+            raise InputError(
+                f"layer {bad[0]} is out of range for {self.name}: valid layers are 0..{top} "
+                f"(0 = embeddings, 1..{self.n_layers} = blocks, {top} = final norm)"
+            )
+        return layers
+
+    def encode(self, inp: TextInput, *, add_generation_prompt: bool = False) -> Encoded:
+        rendered = render(
+            inp,
+            self.chat_template,
+            bos_token=self.bos_token,
+            eos_token=self.eos_token,
+            add_generation_prompt=add_generation_prompt,
+        )
+        ids, offsets = self._tokenize(rendered.text, rendered.templated)
+        if len(ids) > self.n_ctx:
+            raise InputError(
+                f"input of {len(ids)} tokens is longer than {self.name}'s context of {self.n_ctx} tokens "
+                "and is refused (not truncated); shorten or split it, or load with a larger n_ctx"
+            )
+        detect = np.zeros(len(ids), dtype=bool)
+        for start, end in rendered.detect_spans:
+            for t, (a, b) in enumerate(offsets):
+                if b > a and a < end and b > start:
+                    detect[t] = True
+        return Encoded(rendered, ids, offsets, detect)
+
+    def _rows(self, enc: Encoded, position: Position) -> np.ndarray:
+        if isinstance(position, Span):
+            if enc.rendered.templated or len(enc.rendered.spans) != 1:
+                raise InputError("a Span position needs plain-string inputs; use 'last' or 'mean' for dialogues")
+            rows = [t for t, (a, b) in enumerate(enc.offsets) if b > a and a < position.end and b > position.start]
+            if not rows:
+                raise InputError(
+                    f"span [{position.start}, {position.end}) covers no token of {enc.rendered.text[:40]!r}; "
+                    "give character offsets inside the text"
+                )
+            return np.array(rows)
+        rows = np.flatnonzero(enc.detect)
+        if rows.size == 0:
+            raise InputError(
+                f"input {enc.rendered.text[:40]!r} has no tokens to read: mark at least one non-empty "
+                "message detect=True (or pass a non-empty string)"
+            )
+        if position == "last":
+            return rows[-1:]
+        if position == "mean":
+            return rows
+        raise InputError(f"unknown position {position!r}: use 'last', 'mean' or models.backend.Span(start, end)")
+
+    def hidden_states(
+        self,
+        inputs: Sequence[TextInput],
+        layers: Sequence[int],
+        position: Position = "last",
+        *,
+        progress: bool = False,
+    ) -> np.ndarray:
+        """float32 ``[n_inputs, len(layers), d_model]`` (see models.backend for conventions)."""
+        layers = self.check_layers(layers)
+        if isinstance(inputs, (str, bytes)) or len(inputs) == 0:
+            raise InputError("inputs must be a non-empty list of strings or Dialogues")
+        encoded = [self.encode(x) for x in inputs]
+        rows = [self._rows(e, position) for e in encoded]
+        out = np.empty((len(encoded), len(layers), self.d_model), dtype=np.float32)
+        # Sorting by length keeps padding (and wasted compute) small on batched backends.
+        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].ids))
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(encoded), desc=f"{self.name} hidden states", unit="input")
+        for lo in range(0, len(order), self.batch_size):
+            chunk = order[lo : lo + self.batch_size]
+            states = self._forward([encoded[i].ids for i in chunk], layers)
+            for i, s in zip(chunk, states):
+                out[i] = s[rows[i]].mean(axis=0)
+            if bar is not None:
+                bar.update(len(chunk))
+        if bar is not None:
+            bar.close()
+        return out
+
+    def token_states(self, text: TextInput, layers: Sequence[int]) -> TokenStates:
+        layers = self.check_layers(layers)
+        enc = self.encode(text)
+        if not enc.ids:
+            raise InputError("cannot read token states of an empty input")
+        return self.token_states_of_ids(enc.ids, layers, enc)
+
+    def token_states_of_ids(
+        self, ids: Sequence[int], layers: Sequence[int], enc: Optional[Encoded] = None
+    ) -> TokenStates:
+        """Per-token states of an exact token sequence (e.g. a generation's prompt + output
+        ids), so a streamed transcript can be audited without re-tokenizing it."""
+        layers = self.check_layers(layers)
+        ids = [int(t) for t in ids]
+        if not ids:
+            raise InputError("cannot read token states of an empty token list")
+        if len(ids) > self.n_ctx:
+            raise InputError(f"{len(ids)} tokens exceed {self.name}'s context of {self.n_ctx}; refused, not truncated")
+        hidden = self._forward([ids], layers)[0]
+        pieces = [self._piece(t) for t in ids]
+        if enc is None:
+            text, offsets, cursor = "".join(pieces), [], 0
+            for p in pieces:
+                offsets.append((cursor, cursor + len(p)))
+                cursor += len(p)
+            detect = np.ones(len(ids), dtype=bool)
+        else:
+            text, offsets, detect = enc.rendered.text, list(enc.offsets), enc.detect.copy()
+        return TokenStates(hidden.astype(np.float32), ids, pieces, offsets, detect, text)
+
+    def score_options(self, prompt: TextInput, options: Sequence[str]) -> np.ndarray:
+        """Summed log-probability of each option's tokens as a continuation of the prompt.
+
+        Prompt and option are tokenized *together*; the option's tokens are those that
+        contain any of its characters (a token straddling the boundary, like " Paris" after
+        a prompt ending in a space, counts as the option's), conditioned on all before it.
+        Dialogue prompts are rendered with the generation prompt (the option is the
+        assistant's reply) unless they end with an assistant prefill.
+        """
+        if isinstance(options, str) or len(options) == 0:
+            raise InputError("options must be a non-empty list of strings")
+        head = render(
+            prompt, self.chat_template, bos_token=self.bos_token, eos_token=self.eos_token, add_generation_prompt=True
+        )
+        seqs, starts = [], []
+        for option in options:
+            if not option:
+                raise InputError("an option is the empty string; every option needs at least one character")
+            text = head.text + option
+            ids, offsets = self._tokenize(text, head.templated)
+            if len(ids) > self.n_ctx:
+                raise InputError(f"prompt + option is {len(ids)} tokens, over {self.name}'s context of {self.n_ctx}")
+            k = next(t for t, (a, b) in enumerate(offsets) if b > len(head.text))
+            if k == 0:
+                raise InputError("the prompt is empty (and the model adds no BOS): give a prompt to condition on")
+            seqs.append(ids)
+            starts.append(k)
+        logps = self._token_logprobs(seqs)
+        return np.array([float(lp[k - 1 :].sum()) for lp, k in zip(logps, starts)], dtype=np.float64)
+
+    def generate(
+        self,
+        prompt: TextInput,
+        max_tokens: int = 64,
+        temperature: float = 0.0,
+        seed: int = 0,
+        on_token: Optional[Callable[[TokenStep], None]] = None,
+        hook_layer: Optional[int] = None,
+    ) -> Generation:
+        """Greedy when temperature == 0, else sampling from softmax(logits / temperature) with
+        a Generator seeded by `seed`. Stops at an end-of-generation token (not emitted) or
+        at the context limit. With `hook_layer`, every TokenStep carries that token's own
+        hidden state (the sampled token is fed, then read), so the stream equals
+        `token_states_of_ids` on the finished transcript."""
+        if hook_layer is not None:
+            hook_layer = self.check_layers([hook_layer])[0]
+        if temperature < 0:
+            raise InputError(f"temperature must be >= 0, got {temperature}")
+        enc = self.encode(prompt, add_generation_prompt=True)
+        if not enc.ids:
+            raise InputError("the prompt is empty: give a prompt to generate from")
+        rng = np.random.default_rng(seed)
+        budget = min(int(max_tokens), self.n_ctx - len(enc.ids))
+        logits = self._gen_begin(enc.ids, hook_layer)
+        out: list[int] = []
+        for index in range(budget):
+            token = _sample(logits, temperature, rng)
+            if self._is_end(token):
+                break
+            out.append(token)
+            hidden = None
+            if hook_layer is not None or index + 1 < budget:
+                logits, hidden = self._gen_feed(token, hook_layer)
+            if on_token is not None:
+                on_token(TokenStep(index, token, self._piece(token), hidden))
+        return Generation(enc.rendered.text, self._decode(out), out, len(enc.ids))
+
+
+def _sample(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
+    logits = np.asarray(logits, dtype=np.float64)
+    if temperature == 0:
+        return int(np.argmax(logits))
+    z = logits / temperature
+    z -= z.max()
+    p = np.exp(z)
+    p /= p.sum()
+    return int(rng.choice(p.size, p=p))

