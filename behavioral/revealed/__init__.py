@@ -1,0 +1,51 @@
+"""Revealed-preference consistency of choices across menus.
+
+Does a model have one stable ranking of actions, or does its choice between two actions
+change when a third is shown? Import everything from here:
+
+* ``MenuChoiceLog`` / ``StochasticChoiceLog`` — validated choice records (logs.py);
+  off-menu answers are kept as ``PARSE_FAIL`` observations.
+* ``check_sarp`` / ``check_warp`` — one strict ranking explains every choice? (sarp.py)
+* ``houtman_maks`` — exact minimum number of observations to drop (houtman_maks.py).
+* ``iia_reversals`` / ``regularity_violations`` / ``mixed_menu_share`` (menu_effects.py).
+* ``rum_exact`` / ``rum_test`` — random utility, exactly and with a bootstrap p-value (rum.py).
+
+Nothing here imports torch or `models`.
+"""
+
+from behavioral.revealed.houtman_maks import HoutmanMaksResult, houtman_maks, restores_sarp
+from behavioral.revealed.logs import PARSE_FAIL, ChoiceLog, MenuChoiceLog, ParseFail, StochasticChoiceLog
+from behavioral.revealed.menu_effects import (
+    IIAReversal,
+    RegularityViolation,
+    iia_reversals,
+    mixed_menu_share,
+    regularity_violations,
+)
+from behavioral.revealed.rum import RumExactResult, RumTestResult, rum_exact, rum_test
+from behavioral.revealed.sarp import SarpResult, WarpResult, WarpViolation, check_sarp, check_warp
+
+__all__ = [
+    "PARSE_FAIL",
+    "ChoiceLog",
+    "HoutmanMaksResult",
+    "IIAReversal",
+    "MenuChoiceLog",
+    "ParseFail",
+    "RegularityViolation",
+    "RumExactResult",
+    "RumTestResult",
+    "SarpResult",
+    "StochasticChoiceLog",
+    "WarpResult",
+    "WarpViolation",
+    "check_sarp",
+    "check_warp",
+    "houtman_maks",
+    "iia_reversals",
+    "mixed_menu_share",
+    "regularity_violations",
+    "restores_sarp",
+    "rum_exact",
+    "rum_test",
+]

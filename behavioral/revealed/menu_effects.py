@@ -1,0 +1,123 @@
+"""Menu effects: IIA reversals, regularity violations and mixed menus.
+
+Why these three besides SARP: they say *how* choices depend on the menu. An IIA reversal
+(``a`` beats ``b`` head to head, but ``b`` beats ``a`` once a third option is added —
+the compromise effect) is the classic context effect. Regularity (adding options never
+raises an existing option's choice probability) is implied by every random-utility
+model, so its violation is a model-free RUM failure. A mixed menu (K samples that
+disagree) shows the choice is not deterministic at that temperature.
+
+All three work on pooled choice counts, so a deterministic log (one choice per menu)
+and a stochastic one (K samples per menu) use the same definitions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Union
+
+from behavioral.revealed.logs import ChoiceLog, MenuChoiceLog, StochasticChoiceLog
+from behavioral.stats import Estimate, wilson
+
+
+def _as_stochastic(log: ChoiceLog) -> StochasticChoiceLog:
+    return log.to_stochastic() if isinstance(log, MenuChoiceLog) else log
+
+
+@dataclass
+class IIAReversal:
+    """``pair_choice`` beats the other pair item head to head, but in ``larger_menu`` (a
+    superset of the pair) the other pair item, ``larger_choice``, is chosen more often."""
+
+    pair: tuple[str, str]
+    pair_choice: str
+    larger_menu: tuple[str, ...]
+    larger_choice: str
+    pair_frequency: float  # share of pair_choice in the pair
+    larger_frequencies: tuple[float, float]  # shares of (pair_choice, larger_choice) in larger_menu
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pair": list(self.pair),
+            "pair_choice": self.pair_choice,
+            "larger_menu": list(self.larger_menu),
+            "larger_choice": self.larger_choice,
+            "pair_frequency": self.pair_frequency,
+            "larger_frequencies": list(self.larger_frequencies),
+        }
+
+
+def iia_reversals(log: ChoiceLog) -> list[IIAReversal]:
+    """Every (pair, larger menu) where adding options reverses the pair's strict order.
+
+    Menus whose samples all failed to parse, and ties, reveal no strict order and are
+    skipped (parse-fails are reported by the log, not here).
+    """
+    pooled = _as_stochastic(log).pooled()
+    out = []
+    for pair, pc in pooled:
+        if len(pair) != 2 or pc.sum() == 0 or pc[0] == pc[1]:
+            continue
+        w, l = (0, 1) if pc[0] > pc[1] else (1, 0)
+        winner, loser = pair[w], pair[l]
+        for menu, mc in pooled:
+            if len(menu) <= 2 or winner not in menu or loser not in menu or mc.sum() == 0:
+                continue
+            fw, fl = mc[menu.index(winner)] / mc.sum(), mc[menu.index(loser)] / mc.sum()
+            if fl > fw:
+                out.append(
+                    IIAReversal(
+                        (pair[0], pair[1]), winner, menu, loser, float(pc[w] / pc.sum()), (float(fw), float(fl))
+                    )
+                )
+    return out
+
+
+@dataclass
+class RegularityViolation:
+    """``item``'s choice share rose from ``small_frequency`` in ``small_menu`` to
+    ``large_frequency`` in ``large_menu`` ⊃ ``small_menu``."""
+
+    item: str
+    small_menu: tuple[str, ...]
+    large_menu: tuple[str, ...]
+    small_frequency: float
+    large_frequency: float
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["small_menu"], d["large_menu"] = list(self.small_menu), list(self.large_menu)
+        return d
+
+
+def regularity_violations(log: ChoiceLog, tolerance: float = 0.0) -> list[RegularityViolation]:
+    """Every item whose choice share *rises* (by more than ``tolerance``) when options are added.
+
+    With sampled choices some rises are noise; ``rum_test`` weighs them against the
+    sample size. Here ``tolerance`` is a plain threshold on the share.
+    """
+    pooled = [(m, c / c.sum(), frozenset(m)) for m, c in _as_stochastic(log).pooled() if c.sum() > 0]
+    out = []
+    for small, fs, s_set in pooled:
+        for large, fl, l_set in pooled:
+            if len(large) <= len(small) or not s_set < l_set:
+                continue
+            for j, item in enumerate(small):
+                f_large = fl[large.index(item)]
+                if f_large > fs[j] + tolerance:
+                    out.append(RegularityViolation(item, small, large, float(fs[j]), float(f_large)))
+    return out
+
+
+def mixed_menu_share(log: Union[StochasticChoiceLog, ChoiceLog]) -> Estimate:
+    """Share of menus (as shown, not pooled) whose on-menu samples were not unanimous.
+
+    Menus whose samples all failed to parse are left out of the denominator. The Wilson
+    interval treats menus as independent trials, which they are only given the vignette.
+    """
+    log = _as_stochastic(log)
+    rows = [c for c in log.counts if c.sum() > 0]
+    if not rows:
+        return Estimate(float("nan"), 0.0, 1.0, 0, "wilson", note="no menu had an on-menu answer")
+    mixed = sum(int((c > 0).sum() > 1) for c in rows)
+    return wilson(mixed, len(rows))

@@ -1,0 +1,325 @@
+"""Random utility: can choice frequencies come from a probability distribution over rankings?
+
+Two questions, answered separately:
+
+* **Exact** (``rum_exact``): are the observed frequencies *exactly* a mixture of strict
+  rankings? A linear program over the mixture weights (minimise the L1 gap between
+  observed and mixture-implied frequencies; zero means consistent). Up to 6 actions all
+  rankings are listed (120 for 5 actions); beyond that, column generation adds rankings
+  one at a time, each found by an *exact* pricing step (an integer program over
+  orderings), so the verdict is exact at any size, not a heuristic.
+* **Statistical** (``rum_test``): with K samples per menu, observed frequencies of a true
+  random-utility model fall outside the polytope by chance. The statistic is the
+  sample-size-weighted squared distance to the polytope,
+  ``T = min over mixtures  sum_menus K_m * sum_items (p_hat - p_mixture)^2``,
+  and its null distribution is simulated by a parametric bootstrap from the *projected*
+  frequencies (the closest RUM-consistent point): resample K choices per menu, recompute
+  T. This is a simplified Kitamura–Stoye test (no tightening); its size and power are
+  measured, not assumed — see ``scripts/calibrate_rum.py`` and docs/revealed.md.
+
+Parse-fails are left out (frequencies are over on-menu samples); the log reports them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from behavioral.revealed.logs import ChoiceLog, MenuChoiceLog
+from behavioral.revealed.orderings import above_matrix, pair_index, rank_table, ranking_from_above, transitivity_rows
+from liedar.errors import InputError
+
+ENUMERATE_UP_TO = 6
+_TOL = 1e-9
+
+
+@dataclass
+class _Design:
+    """The pooled menus as rows (menu, item) over the actions that appear in some menu."""
+
+    items: list[str]  # local action labels
+    menus: list[np.ndarray]  # local item indices per menu
+    counts: list[np.ndarray]  # on-menu counts per menu
+    row_menu: np.ndarray  # menu of each row
+    row_item: np.ndarray  # local item of each row
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.array([c.sum() for c in self.counts], dtype=float)
+
+    def frequencies(self, counts: Optional[Sequence[np.ndarray]] = None) -> np.ndarray:
+        return np.concatenate([c / c.sum() for c in (counts or self.counts)])
+
+    def row_weights(self) -> np.ndarray:
+        return self.sizes[self.row_menu]
+
+    def columns_for(self, ranks: np.ndarray) -> np.ndarray:
+        """0/1 matrix [rows, rankings]: is the row's item the top of its menu in each ranking?"""
+        out = np.zeros((len(self.row_menu), len(ranks)))
+        r = 0
+        for menu in self.menus:
+            sub = ranks[:, menu]
+            top = np.argmin(sub, axis=1)
+            out[r + top, np.arange(len(ranks))] = 1.0
+            r += len(menu)
+        return out
+
+
+def _design(log: ChoiceLog) -> _Design:
+    stoch = log.to_stochastic() if isinstance(log, MenuChoiceLog) else log
+    pooled = [(m, c) for m, c in stoch.pooled() if c.sum() > 0]
+    if not pooled:
+        raise InputError("no menu has an on-menu choice: nothing to test (every answer was a parse-fail)")
+    items = sorted({a for m, _ in pooled for a in m})
+    index = {a: i for i, a in enumerate(items)}
+    menus = [np.array([index[a] for a in m]) for m, _ in pooled]
+    counts = [c.astype(float) for _, c in pooled]
+    row_menu = np.concatenate([np.full(len(m), k) for k, m in enumerate(menus)])
+    row_item = np.concatenate(menus)
+    return _Design(items, menus, counts, row_menu, row_item)
+
+
+def _price(design: _Design, row_value: np.ndarray, time_limit: float = 60.0) -> np.ndarray:
+    """Exact ``argmax over rankings of sum_rows row_value * [row item is top of its menu]``.
+
+    Returns the ranking as a rank vector (rank[item], 0 = best). An integer program over
+    pair orders: t_row = 1 iff the row's item is the top of its menu (one per menu).
+    """
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import coo_matrix
+
+    s = len(design.items)
+    pairs = pair_index(s)
+    n_x, n_t = len(pairs), len(row_value)
+    rows, cols, vals, r = transitivity_rows(s, pairs)
+    lo, hi = [0.0] * r, [1.0] * r
+    row = 0
+    for menu in design.menus:
+        for a in menu:  # t_(menu, a) <= [a above b] for every other b
+            for b in menu:
+                if a == b:
+                    continue
+                a_, b_ = int(a), int(b)
+                rows += [r, r]
+                cols += [n_x + row, pairs[min(a_, b_), max(a_, b_)]]
+                if a_ < b_:
+                    vals += [1.0, -1.0]
+                    hi.append(0.0)
+                else:
+                    vals += [1.0, 1.0]
+                    hi.append(1.0)
+                lo.append(-np.inf)
+                r += 1
+            row += 1
+        first = row - len(menu)  # exactly one top per menu
+        rows += [r] * len(menu)
+        cols += [n_x + first + k for k in range(len(menu))]
+        vals += [1.0] * len(menu)
+        lo.append(1.0)
+        hi.append(1.0)
+        r += 1
+    a = coo_matrix((vals, (rows, cols)), shape=(r, n_x + n_t)).tocsr()
+    res = milp(
+        np.concatenate([np.zeros(n_x), -np.asarray(row_value, dtype=float)]),
+        constraints=LinearConstraint(a, lo, hi),
+        integrality=np.concatenate([np.ones(n_x), np.zeros(n_t)]),
+        bounds=Bounds(0, 1),
+        options={"time_limit": time_limit, "disp": False, "mip_rel_gap": 0.0},
+    )
+    if res.status != 0 or res.x is None:
+        raise InputError(
+            f"the exact ranking search stopped ({res.message}): the random-utility verdict would "
+            "not be exact; reduce the number of actions or raise the time budget"
+        )
+    order = ranking_from_above(above_matrix(s, res.x[:n_x], pairs))
+    rank = np.empty(s, dtype=np.int64)
+    rank[order] = np.arange(s)
+    return rank
+
+
+def _initial_ranks(design: _Design) -> np.ndarray:
+    """One ranking per action order by overall choice share (a cheap, sensible start)."""
+    score = np.zeros(len(design.items))
+    for menu, c in zip(design.menus, design.counts):
+        score[menu] += c / c.sum()
+    order = np.argsort(-score, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[None, :]
+
+
+def _all_ranks(design: _Design) -> Optional[np.ndarray]:
+    s = len(design.items)
+    return rank_table(s).astype(np.int64) if s <= ENUMERATE_UP_TO else None
+
+
+@dataclass
+class RumExactResult:
+    """``consistent`` iff the frequencies are exactly a mixture of rankings.
+
+    ``l1_gap`` is the smallest total absolute gap between observed and mixture-implied
+    frequencies; ``mixture`` lists the rankings (best first) with positive weight.
+    """
+
+    consistent: bool
+    l1_gap: float
+    mixture: list[tuple[list[str], float]]
+    method: str
+    n_rankings_considered: int
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["mixture"] = [{"ranking": r, "weight": w} for r, w in self.mixture]
+        return d
+
+
+def _l1_lp(m: np.ndarray, p: np.ndarray):
+    """min sum|M pi - p| over the simplex; returns the scipy result (HiGHS, with duals)."""
+    from scipy.optimize import linprog
+
+    n_r, n_c = m.shape
+    eye = np.eye(n_r)
+    a_eq = np.block([[m, eye, -eye], [np.ones((1, n_c)), np.zeros((1, 2 * n_r))]])
+    b_eq = np.concatenate([p, [1.0]])
+    cost = np.concatenate([np.zeros(n_c), np.ones(2 * n_r)])
+    return linprog(cost, A_eq=a_eq, b_eq=b_eq, bounds=(0, None), method="highs")
+
+
+def rum_exact(log: ChoiceLog, max_rounds: int = 500) -> RumExactResult:
+    design = _design(log)
+    p = design.frequencies()
+    ranks = _all_ranks(design)
+    method = "enumeration"
+    if ranks is None:
+        method, ranks = "column-generation", _initial_ranks(design)
+    for _ in range(max_rounds):
+        m = design.columns_for(ranks)
+        res = _l1_lp(m, p)
+        if method == "enumeration" or res.fun <= _TOL:
+            break
+        duals = res.eqlin.marginals
+        new = _price(design, duals[:-1])
+        if design.columns_for(new[None, :])[:, 0] @ duals[:-1] + duals[-1] <= 1e-9:
+            break  # no ranking has negative reduced cost: the LP optimum is global
+        ranks = np.vstack([ranks, new])
+    else:
+        raise InputError(f"column generation did not converge in {max_rounds} rounds: raise max_rounds")
+    weights = res.x[: len(ranks)]
+    mixture = [
+        ([design.items[i] for i in np.argsort(ranks[k])], float(weights[k]))
+        for k in np.argsort(-weights)
+        if weights[k] > 1e-9
+    ]
+    return RumExactResult(bool(res.fun <= 1e-7), float(res.fun), mixture, method, len(ranks))
+
+
+def _distance(m: np.ndarray, p: np.ndarray, w: np.ndarray) -> tuple[float, np.ndarray]:
+    """T = min over the simplex of sum w (M pi - p)^2, and the minimiser pi.
+
+    Non-negative least squares with the simplex's sum-to-one as a heavily weighted extra
+    row; pi is then renormalised so T is evaluated at a genuinely feasible mixture.
+    """
+    from scipy.optimize import nnls
+
+    sw = np.sqrt(w)
+    big = 1e3 * max(1.0, float(sw.max()))
+    a = np.vstack([sw[:, None] * m, np.full((1, m.shape[1]), big)])
+    b = np.concatenate([sw * p, [big]])
+    pi, _ = nnls(a, b, maxiter=50 * m.shape[1])
+    pi = pi / pi.sum()
+    return float(np.sum(w * (m @ pi - p) ** 2)), pi
+
+
+def _project(design: _Design, p: np.ndarray, ranks: np.ndarray, max_rounds: int) -> tuple[float, np.ndarray, np.ndarray]:
+    """Distance to the RUM polytope, the mixture and the ranks used (column generation if needed)."""
+    w = design.row_weights()
+    enumerated = len(design.items) <= ENUMERATE_UP_TO
+    for _ in range(max_rounds):
+        m = design.columns_for(ranks)
+        t, pi = _distance(m, p, w)
+        if enumerated:
+            return t, pi, ranks
+        grad = 2 * w * (m @ pi - p)  # d T / d (mixture frequencies)
+        new = _price(design, -grad)
+        if design.columns_for(new[None, :])[:, 0] @ grad >= grad @ (m @ pi) - 1e-9:
+            return t, pi, ranks
+        ranks = np.vstack([ranks, new])
+    raise InputError(f"column generation did not converge in {max_rounds} rounds: raise max_rounds")
+
+
+@dataclass
+class RumTestResult:
+    """Exact verdict plus a bootstrap test that allows for sampling noise.
+
+    ``reject`` is True when ``p_value < alpha``: the frequencies are further from every
+    random-utility model than K samples per menu would plausibly explain.
+    """
+
+    exact: RumExactResult
+    distance: float
+    p_value: float
+    alpha: float
+    reject: bool
+    n_bootstrap: int
+    seed: int
+    n_menus: int
+    n_actions: int
+    samples_per_menu: list[int]
+    n_parse_fail: int
+    method: str = "min-distance, parametric bootstrap from the projection (simplified Kitamura-Stoye)"
+    note: str = field(default="")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["exact"] = self.exact.to_dict()
+        return d
+
+
+def rum_test(
+    log: ChoiceLog,
+    alpha: float = 0.05,
+    n_bootstrap: int = 199,
+    seed: int = 0,
+    max_rounds: int = 500,
+) -> RumTestResult:
+    """Test "these choice frequencies come from a random-utility model", allowing for noise."""
+    if not 0 < alpha < 1:
+        raise InputError(f"alpha={alpha} must lie strictly between 0 and 1")
+    if n_bootstrap < 19:
+        raise InputError(f"n_bootstrap={n_bootstrap} is too few for a p-value: use at least 19 (199 is the default)")
+    design = _design(log)
+    exact = rum_exact(log, max_rounds)
+    p = design.frequencies()
+    ranks = _all_ranks(design)
+    if ranks is None:
+        ranks = _initial_ranks(design)
+    t, pi, ranks = _project(design, p, ranks, max_rounds)
+    projected = design.columns_for(ranks) @ pi
+    rng = np.random.default_rng(seed)
+    sizes = design.sizes.astype(int)
+    bounds = np.cumsum([0] + [len(m) for m in design.menus])
+    exceed = 0
+    for _ in range(n_bootstrap):
+        counts = []
+        for k in range(len(design.menus)):
+            q = np.clip(projected[bounds[k] : bounds[k + 1]], 0, None)
+            counts.append(rng.multinomial(sizes[k], q / q.sum()).astype(float))
+        t_star, _, ranks = _project(design, design.frequencies(counts), ranks, max_rounds)
+        exceed += t_star >= t - 1e-9
+    p_value = (1 + exceed) / (1 + n_bootstrap)
+    stoch = log.to_stochastic() if isinstance(log, MenuChoiceLog) else log
+    return RumTestResult(
+        exact=exact,
+        distance=t,
+        p_value=float(p_value),
+        alpha=alpha,
+        reject=bool(p_value < alpha),
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        n_menus=len(design.menus),
+        n_actions=len(design.items),
+        samples_per_menu=[int(s) for s in sizes],
+        n_parse_fail=stoch.n_parse_fail(),
+    )

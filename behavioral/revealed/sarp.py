@@ -1,0 +1,172 @@
+"""SARP and WARP: can one strict ranking explain every choice?
+
+Each choice ``x`` from menu ``A`` reveals ``x`` preferred to every other item of ``A``.
+**SARP** holds iff this directly-revealed relation has no cycle (its transitive closure is
+acyclic), which for one choice per menu is exactly "some strict ranking puts every
+chosen item at the top of its menu". **WARP** is the two-step version: no pair ``x, y``
+with ``x`` chosen while ``y`` was available and ``y`` chosen while ``x`` was available.
+
+Why bitmasks: a relation over up to a few dozen actions fits in one Python int per
+action, so closure and cycle search cost microseconds per log (the benchmark runs
+thousands of logs).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+from behavioral.revealed.logs import MenuChoiceLog
+
+
+def revealed_relation(n: int, observations: Sequence[tuple[int, int, int]]) -> list[int]:
+    """``adj[x]`` = bitmask of items directly revealed worse than ``x``."""
+    adj = [0] * n
+    for _, c, mask in observations:
+        adj[c] |= mask & ~(1 << c)
+    return adj
+
+
+def transitive_closure(adj: Sequence[int]) -> list[int]:
+    """Warshall's algorithm on bit rows."""
+    reach = list(adj)
+    for k in range(len(reach)):
+        bit, row_k = 1 << k, reach[k]
+        for i in range(len(reach)):
+            if reach[i] & bit:
+                reach[i] |= row_k
+    return reach
+
+
+def is_acyclic(adj: Sequence[int]) -> bool:
+    """Kahn's algorithm: repeatedly remove items that beat no remaining item."""
+    remaining = (1 << len(adj)) - 1
+    while remaining:
+        sinks = 0
+        for i in range(len(adj)):
+            if remaining >> i & 1 and not adj[i] & remaining:
+                sinks |= 1 << i
+        if not sinks:
+            return False
+        remaining &= ~sinks
+    return True
+
+
+def _shortest_cycle_through(adj: Sequence[int], start: int) -> Optional[list[int]]:
+    parent = {start: -1}
+    queue = deque([start])
+    while queue:
+        u = queue.popleft()
+        row = adj[u]
+        while row:
+            v = (row & -row).bit_length() - 1
+            row &= row - 1
+            if v == start:
+                path = [u]
+                while parent[path[-1]] != -1:
+                    path.append(parent[path[-1]])
+                return path[::-1]
+            if v not in parent:
+                parent[v] = u
+                queue.append(v)
+    return None
+
+
+def find_cycles(adj: Sequence[int], max_cycles: int = 20) -> list[list[int]]:
+    """Distinct shortest cycles through each item that lies on a cycle (at most ``max_cycles``)."""
+    reach = transitive_closure(adj)
+    seen: set[tuple[int, ...]] = set()
+    cycles = []
+    for i in range(len(adj)):
+        if not reach[i] >> i & 1:
+            continue
+        cyc = _shortest_cycle_through(adj, i)
+        if cyc is None:
+            continue
+        k = cyc.index(min(cyc))
+        key = tuple(cyc[k:] + cyc[:k])
+        if key not in seen:
+            seen.add(key)
+            cycles.append(list(key))
+            if len(cycles) >= max_cycles:
+                break
+    return cycles
+
+
+@dataclass
+class SarpResult:
+    """SARP verdict on the on-menu choices, and again counting parse-fails as revealed.
+
+    ``cycles`` are preference cycles (lists of action labels, each beating the next and
+    the last beating the first). ``*_with_parse_fail`` treat an answer naming an off-menu
+    action ``x`` as ``x`` chosen from ``menu ∪ {x}``.
+    """
+
+    consistent: bool
+    cycles: list[list[str]]
+    n_observations: int
+    n_parse_fail: int
+    consistent_with_parse_fail: bool
+    cycles_with_parse_fail: list[list[str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _verdict(log: MenuChoiceLog, include_parse_fail: bool, max_cycles: int) -> tuple[bool, list[list[str]]]:
+    adj = revealed_relation(log.n_actions, log.revealed_observations(include_parse_fail))
+    if is_acyclic(adj):
+        return True, []
+    labels = log.actions
+    return False, [[labels[i] for i in c] for c in find_cycles(adj, max_cycles)]
+
+
+def check_sarp(log: MenuChoiceLog, max_cycles: int = 20) -> SarpResult:
+    ok, cycles = _verdict(log, False, max_cycles)
+    if any(p.named is not None for p in log.parse_fails):
+        ok_pf, cycles_pf = _verdict(log, True, max_cycles)
+    else:
+        ok_pf, cycles_pf = ok, cycles
+    return SarpResult(ok, cycles, len(log), len(log.parse_fails), ok_pf, cycles_pf)
+
+
+@dataclass
+class WarpViolation:
+    """``better`` was chosen from observation ``first`` while ``worse`` was on offer, and
+    ``worse`` was chosen from observation ``second`` while ``better`` was on offer."""
+
+    better: str
+    worse: str
+    first: int
+    second: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class WarpResult:
+    consistent: bool
+    violations: list[WarpViolation]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"consistent": self.consistent, "violations": [v.to_dict() for v in self.violations]}
+
+
+def check_warp(log: MenuChoiceLog, include_parse_fail: bool = False) -> WarpResult:
+    obs = log.revealed_observations(include_parse_fail)
+    first_seen: dict[tuple[int, int], int] = {}
+    for i, c, mask in obs:
+        rest = mask & ~(1 << c)
+        while rest:
+            y = (rest & -rest).bit_length() - 1
+            rest &= rest - 1
+            first_seen.setdefault((c, y), i)
+    labels = log.actions
+    violations = [
+        WarpViolation(labels[x], labels[y], i, first_seen[(y, x)])
+        for (x, y), i in first_seen.items()
+        if x < y and (y, x) in first_seen
+    ]
+    return WarpResult(not violations, violations)
