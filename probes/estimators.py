@@ -1,0 +1,323 @@
+"""Linear probes on hidden states, as scikit-learn estimators.
+
+Every probe here is a *binary linear* classifier: after fitting, ``decision_function(X) =
+X @ coef_ + intercept_`` in the raw activation space and ``predict_proba`` is the logistic
+sigmoid of that score. Keeping the learned state as a handful of plain arrays is what lets
+`probes.io` save probes without pickle and lets the inline monitor score one token with
+one dot product.
+
+Sign convention (project-wide): fit on *lie labels* (1 = the statement is false / the
+speaker is deceptive, e.g. ``StatementSet.lie_labels``); then ``classes_[1]`` is "false"
+and a higher ``decision_function`` means "false / deceptive". ``direction_`` is a unit
+vector pointing the same way.
+
+Probes:
+
+* `LogisticProbe` — standardise, then L2 logistic regression with C chosen by
+  cross-validation on the training data only (group-aware when ``groups`` is given).
+* `MassMeanProbe` — difference of class means (Marks & Tegmark 2023); with
+  ``covariance="within"`` the direction is corrected by the (Ledoit-Wolf shrunk)
+  within-class covariance, i.e. Fisher's LDA direction.
+* `TTPD` — Bürger et al. 2024 "Truth is Universal": a general truth direction t_G learned
+  jointly with a polarity-sensitive direction by least squares on topic-centred
+  activations, plus a polarity direction; a logistic regression on the two projections.
+* `LATProbe` — RepE's linear artificial tomography (Zou et al. 2023): the first principal
+  component of differences between (deceptive, honest) pairs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.covariance import LedoitWolf
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GroupKFold, StratifiedKFold
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from liedar.errors import InputError
+
+_STATE_ATTRS = ("coef_", "intercept_", "classes_", "direction_")
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+class _LinearProbe(ClassifierMixin, BaseEstimator):
+    """Shared machinery: validation, linear scoring, probabilities, plain-array state."""
+
+    _extra_state: tuple[str, ...] = ()
+
+    # ---- validation -------------------------------------------------------------------
+    def _validate_training(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        try:
+            X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
+        except ValueError as exc:
+            raise InputError(f"bad probe training data: {exc}") from None
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.size < 2:
+            raise InputError(
+                f"training labels contain only one class ({classes[0]!r}): a probe needs both true and "
+                "false (or honest and deceptive) examples"
+            )
+        if classes.size > 2:
+            raise InputError(
+                f"Only binary classification is supported: the labels have {classes.size} classes; "
+                "give 0/1 labels (1 = false / deceptive)"
+            )
+        self.classes_ = classes
+        return X, (y == classes[1]).astype(np.float64)
+
+    def _validate_scoring(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        try:
+            return validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite=True)
+        except ValueError as exc:
+            raise InputError(f"bad activations to score: {exc}") from None
+
+    @staticmethod
+    def _check_side_info(name: str, values: Optional[Sequence], n: int) -> Optional[np.ndarray]:
+        if values is None:
+            return None
+        arr = np.asarray(values)
+        if arr.shape[0] != n:
+            raise InputError(f"{name} has {arr.shape[0]} entries but X has {n} rows: give one per row")
+        return arr
+
+    # ---- scoring ----------------------------------------------------------------------
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Score per row; higher = more likely ``classes_[1]`` (false / deceptive)."""
+        X = self._validate_scoring(X)
+        return X @ self.coef_ + self.intercept_[0]
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        p = _sigmoid(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X: Any) -> np.ndarray:
+        flagged = (self.decision_function(X) > 0).astype(int)
+        return self.classes_[flagged]
+
+    # ---- helpers for subclasses -------------------------------------------------------
+    def _finish(self, weights: np.ndarray, intercept: float) -> "_LinearProbe":
+        self.coef_ = np.asarray(weights, dtype=np.float64)
+        self.intercept_ = np.array([float(intercept)])
+        norm = float(np.linalg.norm(self.coef_))
+        self.direction_ = self.coef_ / norm if norm > 0 else self.coef_.copy()
+        return self
+
+    def _platt(self, X: np.ndarray, y01: np.ndarray, w: np.ndarray) -> "_LinearProbe":
+        """Scale and shift a fixed direction into calibrated log-odds on the training data."""
+        s = X @ w
+        spread = float(np.std(s)) or 1.0
+        lr = LogisticRegression(C=1e4).fit((s / spread)[:, None], y01)
+        a = float(lr.coef_[0, 0]) / spread
+        return self._finish(a * w, float(lr.intercept_[0]))
+
+    # ---- plain-array state for probes.io ---------------------------------------------
+    def learned_state(self) -> Optional[dict[str, np.ndarray]]:
+        """The fitted arrays (None when unfitted); what `probes.io.save_probe` stores."""
+        if not hasattr(self, "coef_"):
+            return None
+        return {k: np.asarray(getattr(self, k)) for k in _STATE_ATTRS + self._extra_state}
+
+    def restore_state(self, arrays: dict[str, np.ndarray]) -> "_LinearProbe":
+        for k in _STATE_ATTRS + self._extra_state:
+            if k not in arrays:
+                raise InputError(f"saved probe lacks the array {k!r}: the file is damaged or from another tool")
+            setattr(self, k, np.asarray(arrays[k]))
+        self.n_features_in_ = int(self.coef_.shape[0])
+        return self
+
+    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+class LogisticProbe(_LinearProbe):
+    """Standardise + L2 logistic regression; C picked by CV on the training data only.
+
+    ``fit(X, y, groups=None)``: with ``groups`` the inner folds are group-aware so that a
+    statement's twin never helps choose C for itself.
+    """
+
+    _extra_state = ("mean_", "scale_", "C_")
+
+    def __init__(self, Cs: Sequence[float] = (1e-3, 1e-2, 1e-1, 1.0, 10.0), cv: int = 5, max_iter: int = 2000):
+        self.Cs = Cs
+        self.cv = cv
+        self.max_iter = max_iter
+
+    def fit(self, X: Any, y: Any, groups: Optional[Sequence] = None) -> "LogisticProbe":
+        X, y01 = self._validate_training(X, y)
+        groups = self._check_side_info("groups", groups, X.shape[0])
+        self.mean_ = X.mean(axis=0)
+        scale = X.std(axis=0)
+        self.scale_ = np.where(scale > 1e-12, scale, 1.0)
+        Z = (X - self.mean_) / self.scale_
+        C = self._choose_C(Z, y01, groups)
+        lr = LogisticRegression(C=C, max_iter=self.max_iter).fit(Z, y01)
+        self.C_ = np.array(C)
+        self.n_iter_ = np.asarray(lr.n_iter_)
+        w = lr.coef_[0] / self.scale_
+        return self._finish(w, float(lr.intercept_[0]) - float(w @ self.mean_))
+
+    def _choose_C(self, Z: np.ndarray, y01: np.ndarray, groups: Optional[np.ndarray]) -> float:
+        """Mean held-out log-loss per C over inner folds of the *training* data only."""
+        Cs = [float(c) for c in np.atleast_1d(self.Cs)]
+        if len(Cs) == 1:
+            return Cs[0]
+        if groups is not None:
+            k = min(self.cv, len(np.unique(groups)))
+            folds = list(GroupKFold(n_splits=k).split(Z, y01, groups)) if k >= 2 else []
+        else:
+            k = min(self.cv, int(min(y01.sum(), (1 - y01).sum())))
+            folds = list(StratifiedKFold(n_splits=k, shuffle=True, random_state=0).split(Z, y01)) if k >= 2 else []
+        folds = [(tr, te) for tr, te in folds if 0 < y01[tr].sum() < len(tr)]
+        if not folds:
+            return float(np.median(Cs))
+        losses = np.zeros(len(Cs))
+        for tr, te in folds:
+            for i, C in enumerate(Cs):
+                lr = LogisticRegression(C=C, max_iter=self.max_iter).fit(Z[tr], y01[tr])
+                p = np.clip(lr.predict_proba(Z[te])[:, 1], 1e-12, 1 - 1e-12)
+                losses[i] -= np.mean(y01[te] * np.log(p) + (1 - y01[te]) * np.log(1 - p))
+        return Cs[int(np.argmin(losses))]
+
+
+class MassMeanProbe(_LinearProbe):
+    """Difference of class means, optionally covariance-corrected (Fisher LDA direction).
+
+    ``covariance="none"``: direction = mean(false) - mean(true) (Marks & Tegmark's MM probe).
+    ``covariance="within"``: direction = Σ⁻¹ (mean(false) - mean(true)) with Σ the
+    Ledoit-Wolf shrunk within-class covariance — corrects for directions of large
+    label-irrelevant variance. The offset and scale come from a 1-D logistic fit on the
+    training projections, so ``predict_proba`` is calibrated on training data.
+    """
+
+    def __init__(self, covariance: str = "none"):
+        self.covariance = covariance
+
+    def fit(self, X: Any, y: Any) -> "MassMeanProbe":
+        if self.covariance not in ("none", "within"):
+            raise InputError(f"covariance={self.covariance!r}: use 'none' or 'within'")
+        X, y01 = self._validate_training(X, y)
+        pos, neg = X[y01 == 1], X[y01 == 0]
+        delta = pos.mean(axis=0) - neg.mean(axis=0)
+        if self.covariance == "within":
+            centred = np.vstack([pos - pos.mean(axis=0), neg - neg.mean(axis=0)])
+            cov = LedoitWolf(assume_centered=True).fit(centred).covariance_
+            delta = np.linalg.solve(cov + 1e-9 * np.eye(cov.shape[0]), delta)
+        return self._platt(X, y01, delta)
+
+
+class TTPD(_LinearProbe):
+    """Training of Truth and Polarity Direction (Bürger et al., NeurIPS 2024).
+
+    ``fit(X, y, polarity=None, topic=None)``: ``polarity`` is 1 for affirmative and 0 (or
+    -1) for negated statements; ``topic`` names each row's topic. Activations are centred
+    per topic; least squares ``X_c ≈ t·τ_G + (t·p)·τ_P`` (t = ±1 label, p = ±1 polarity)
+    gives the general truth direction τ_G (``direction_``, pointing to "false") and the
+    polarity-sensitive τ_P; a logistic regression on the polarity labels gives the polarity
+    direction. The classifier is a logistic regression on the two projections
+    (X·τ_G, X·polarity direction). Without both polarities it reduces to the projection on τ_G.
+    """
+
+    _extra_state = ("truth_direction_", "polarity_direction_")
+
+    def __init__(self, C: float = 1.0):
+        self.C = C
+
+    def fit(
+        self, X: Any, y: Any, polarity: Optional[Sequence] = None, topic: Optional[Sequence] = None
+    ) -> "TTPD":
+        X, y01 = self._validate_training(X, y)
+        n = X.shape[0]
+        pol = self._check_side_info("polarity", polarity, n)
+        top = self._check_side_info("topic", topic, n)
+        Xc = X.copy()
+        for t in np.unique(top) if top is not None else [None]:
+            mask = np.ones(n, bool) if t is None else (top == t)
+            Xc[mask] -= Xc[mask].mean(axis=0)
+        t = 2.0 * y01 - 1.0
+        p = None if pol is None else np.where(np.asarray(pol, dtype=float) > 0, 1.0, -1.0)
+        both = p is not None and len(np.unique(p)) == 2
+        design = np.column_stack([t, t * p]) if both else t[:, None]
+        coefs, *_ = np.linalg.lstsq(design, Xc, rcond=None)
+        tau_g = coefs[0]
+        self.truth_direction_ = tau_g / (np.linalg.norm(tau_g) or 1.0)
+        if both:
+            plr = LogisticRegression(C=self.C, max_iter=2000).fit(X, (p > 0).astype(int))
+            pdir = plr.coef_[0]
+            self.polarity_direction_ = pdir / (np.linalg.norm(pdir) or 1.0)
+            feats = np.column_stack([X @ self.truth_direction_, X @ self.polarity_direction_])
+        else:
+            self.polarity_direction_ = np.zeros_like(self.truth_direction_)
+            feats = (X @ self.truth_direction_)[:, None]
+        mu, sd = feats.mean(axis=0), feats.std(axis=0)
+        sd = np.where(sd > 1e-12, sd, 1.0)
+        lr = LogisticRegression(C=self.C, max_iter=2000).fit((feats - mu) / sd, y01)
+        a = lr.coef_[0] / sd
+        w = a[0] * self.truth_direction_ + (a[1] * self.polarity_direction_ if both else 0.0)
+        self._finish(w, float(lr.intercept_[0]) - float(a @ mu))
+        self.direction_ = self.truth_direction_.copy()
+        return self
+
+
+class LATProbe(_LinearProbe):
+    """RepE linear artificial tomography: first principal component of pair differences.
+
+    ``fit(X, y, pairs=None)``: ``pairs`` is an [m, 2] array of row indices (deceptive row,
+    honest row), e.g. the two personas of one instructed pair. Without pairs, each false
+    row is paired with a random true row (seeded by ``random_state``). Differences get
+    random signs (as in RepE) so the component is found without using its sign; the sign is
+    then set so that false/deceptive rows score higher, and the offset/scale are fitted on
+    the training projections.
+    """
+
+    def __init__(self, random_state: int = 0):
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any, pairs: Optional[np.ndarray] = None) -> "LATProbe":
+        X, y01 = self._validate_training(X, y)
+        rng = np.random.default_rng(self.random_state)
+        if pairs is None:
+            pos, neg = np.flatnonzero(y01 == 1), np.flatnonzero(y01 == 0)
+            m = max(len(pos), len(neg))
+            pairs = np.column_stack([rng.choice(pos, m, replace=len(pos) < m), rng.choice(neg, m, replace=len(neg) < m)])
+        pairs = np.asarray(pairs, dtype=int)
+        if pairs.ndim != 2 or pairs.shape[1] != 2 or pairs.min() < 0 or pairs.max() >= X.shape[0]:
+            raise InputError("pairs must be an [m, 2] array of row indices into X: (deceptive row, honest row)")
+        diffs = (X[pairs[:, 0]] - X[pairs[:, 1]]) * rng.choice([-1.0, 1.0], size=len(pairs))[:, None]
+        diffs -= diffs.mean(axis=0)
+        _, _, vt = np.linalg.svd(diffs, full_matrices=False)
+        w = vt[0]
+        if (X[y01 == 1] @ w).mean() < (X[y01 == 0] @ w).mean():
+            w = -w
+        return self._platt(X, y01, w)
+
+
+PROBE_TYPES: tuple[type, ...] = (LogisticProbe, MassMeanProbe, TTPD, LATProbe)
+"""Every probe class `probes.io` may load (a fixed registry: nothing is imported by name)."""
+
+
+def make_probe(name: str) -> _LinearProbe:
+    """Build a probe from a short CLI name: logistic, mass-mean, mass-mean-cov, ttpd, lat."""
+    table = {
+        "logistic": LogisticProbe,
+        "mass-mean": MassMeanProbe,
+        "mass-mean-cov": lambda: MassMeanProbe(covariance="within"),
+        "ttpd": TTPD,
+        "lat": LATProbe,
+    }
+    if name not in table:
+        raise InputError(f"unknown probe type {name!r}: choose one of {', '.join(table)}")
+    return table[name]()
+
+
+PROBE_NAMES = ("logistic", "mass-mean", "mass-mean-cov", "ttpd", "lat")

@@ -1,0 +1,431 @@
+"""Judging probes honestly: AUROC with intervals, thresholds fixed before testing, transfer.
+
+Rules this module enforces:
+
+* every number is an `Estimate` (kind="quality") with a 95% interval and its count;
+* a decision threshold is chosen on training/calibration scores only, never on test scores;
+* folds never split a group (statement + negated twin + shared entities, `probes.splits`);
+* in a transfer cell, test items whose group also occurs in the training set are dropped;
+* a layer is chosen on validation data; test AUROC at that layer is reported separately.
+
+AUROC intervals: DeLong's variance when items are independent; when ``groups`` are given
+(twins and shared entities are correlated) a cluster bootstrap over groups with a seed,
+which is wider and more honest for such data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence, Union
+
+import numpy as np
+from scipy.stats import norm, rankdata
+
+from behavioral.stats import Estimate, wilson
+from liedar.errors import InputError
+from probes.datasets import StatementSet
+from probes.estimators import TTPD, LATProbe, LogisticProbe, make_probe
+from probes.splits import group_folds, group_split, leave_one_out
+
+ProbeFactory = Union[str, Callable[[], Any]]
+
+
+# ---- metrics ----------------------------------------------------------------------------
+
+def _auc_value(pos: np.ndarray, neg: np.ndarray) -> float:
+    m, n = len(pos), len(neg)
+    ranks = rankdata(np.concatenate([pos, neg]))
+    return float((ranks[:m].sum() - m * (m + 1) / 2) / (m * n))
+
+
+def _delong_var(pos: np.ndarray, neg: np.ndarray) -> float:
+    m, n = len(pos), len(neg)
+    tz = rankdata(np.concatenate([pos, neg]))
+    v01 = (tz[:m] - rankdata(pos)) / n  # per-positive placement
+    v10 = 1.0 - (tz[m:] - rankdata(neg)) / m  # per-negative placement
+    return float(np.var(v01, ddof=1) / m + np.var(v10, ddof=1) / n) if m > 1 and n > 1 else 0.0
+
+
+def _split_scores(scores: Any, lie_labels: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    s = np.asarray(scores, dtype=float).ravel()
+    y = np.asarray(lie_labels).ravel()
+    if s.shape != y.shape:
+        raise InputError(f"{s.size} scores but {y.size} labels: give one label per score")
+    if not np.isfinite(s).all():
+        raise InputError("scores contain NaN or inf: check the activations and the probe")
+    if not np.isin(y, (0, 1)).all():
+        raise InputError("labels must be 0/1 (1 = false / deceptive, the positive class)")
+    pos, neg = s[y == 1], s[y == 0]
+    if len(pos) == 0 or len(neg) == 0:
+        raise InputError("AUROC needs both false and true items in the test set; this one has only one class")
+    return s, y, pos, neg
+
+
+def auroc(
+    scores: Any,
+    lie_labels: Any,
+    *,
+    groups: Optional[Sequence] = None,
+    seed: Union[int, np.random.Generator] = 0,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+) -> Estimate:
+    """AUROC of ``scores`` for the positive class (1 = false / deceptive) with an interval.
+
+    Without ``groups``: DeLong. With ``groups``: percentile cluster bootstrap over groups.
+    """
+    s, y, pos, neg = _split_scores(scores, lie_labels)
+    value = _auc_value(pos, neg)
+    z = float(norm.ppf(0.5 + confidence / 2))
+    extra = {"n_pos": int(len(pos)), "n_neg": int(len(neg))}
+    if groups is None:
+        se = _delong_var(pos, neg) ** 0.5
+        note = "DeLong variance is 0 at perfect separation: the interval is degenerate" if se == 0 else ""
+        return Estimate(value, max(0.0, value - z * se), min(1.0, value + z * se), len(s), "delong",
+                        "quality", None, confidence, note, extra)
+    g = np.asarray(groups)
+    if g.shape != s.shape:
+        raise InputError(f"{g.size} groups but {s.size} scores: give one group per score")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    uniq, inverse = np.unique(g, return_inverse=True)
+    members = [np.flatnonzero(inverse == k) for k in range(len(uniq))]
+    boots = []
+    for _ in range(n_boot):
+        idx = np.concatenate([members[k] for k in rng.integers(0, len(uniq), len(uniq))])
+        yb = y[idx]
+        if 0 < yb.sum() < len(yb):
+            boots.append(_auc_value(s[idx][yb == 1], s[idx][yb == 0]))
+    alpha = 1 - confidence
+    lo, hi = np.quantile(boots, [alpha / 2, 1 - alpha / 2])
+    extra.update(n_groups=int(len(uniq)), n_boot=len(boots))
+    return Estimate(value, float(lo), float(hi), len(s), "cluster-bootstrap", "quality", None, confidence, "", extra)
+
+
+def choose_threshold(scores: Any, lie_labels: Any) -> float:
+    """The threshold maximising accuracy on *these* (training / calibration) scores."""
+    s, y, _, _ = _split_scores(scores, lie_labels)
+    order = np.argsort(s)
+    s_sorted, y_sorted = s[order], y[order]
+    # flagging everything above a cut: correct = negatives below + positives above
+    neg_below = np.concatenate([[0], np.cumsum(y_sorted == 0)])
+    pos_above = y_sorted.sum() - np.concatenate([[0], np.cumsum(y_sorted == 1)])
+    correct = neg_below + pos_above
+    candidates = np.concatenate([[s_sorted[0] - 1.0], (s_sorted[:-1] + s_sorted[1:]) / 2, [s_sorted[-1] + 1.0]])
+    valid = np.concatenate([[True], s_sorted[:-1] < s_sorted[1:], [True]])
+    best = int(np.argmax(np.where(valid, correct, -1)))
+    return float(candidates[best])
+
+
+def accuracy_at(scores: Any, lie_labels: Any, threshold: float) -> Estimate:
+    """Accuracy of "flag if score > threshold" (threshold fixed beforehand), Wilson interval."""
+    s, y, _, _ = _split_scores(scores, lie_labels)
+    correct = int(((s > threshold).astype(int) == y).sum())
+    est = wilson(correct, len(s), kind="quality")
+    return Estimate(est.value, est.lo, est.hi, est.n, "wilson", "quality", correct, est.confidence,
+                    est.note, {"threshold": float(threshold)})
+
+
+def recall_at_fpr(control_scores: Any, positive_scores: Any, fpr: float = 0.01) -> Estimate:
+    """Apollo's metric: threshold = the (1 - fpr) quantile of control (honest) scores;
+    recall = share of deceptive items scoring above it (Wilson interval)."""
+    c = np.asarray(control_scores, dtype=float).ravel()
+    p = np.asarray(positive_scores, dtype=float).ravel()
+    if c.size == 0 or p.size == 0:
+        raise InputError("recall at FPR needs both control (honest) and deceptive scores")
+    if not (0 < fpr < 1):
+        raise InputError(f"fpr={fpr} must be in (0, 1), e.g. 0.01")
+    if not (np.isfinite(c).all() and np.isfinite(p).all()):
+        raise InputError("scores contain NaN or inf: check the activations and the probe")
+    threshold = float(np.quantile(c, 1 - fpr))
+    hits = int((p > threshold).sum())
+    est = wilson(hits, p.size, kind="quality")
+    note = f"threshold = {100 * (1 - fpr):g}th percentile of {c.size} control scores"
+    if c.size < 1 / fpr:
+        note += f"; only {c.size} control items, so the threshold is the control maximum region and noisy"
+    return Estimate(est.value, est.lo, est.hi, est.n, "wilson", "quality", hits, est.confidence, note,
+                    {"threshold": threshold, "fpr": fpr, "n_control": int(c.size),
+                     "control_fpr_observed": float((c > threshold).mean())})
+
+
+# ---- fitting with the side information each probe can use --------------------------------
+
+def build_probe(factory: ProbeFactory) -> Any:
+    return make_probe(factory) if isinstance(factory, str) else factory()
+
+
+def fit_probe(probe: Any, X: np.ndarray, statements: StatementSet) -> Any:
+    """Fit on lie labels, passing groups (LogisticProbe inner CV), polarity and topic (TTPD),
+    or honest/deceptive pairs by group (LAT) when the probe accepts them."""
+    if len(statements) != X.shape[0]:
+        raise InputError(f"{X.shape[0]} activation rows but {len(statements)} statements")
+    y = statements.lie_labels
+    if isinstance(probe, LogisticProbe):
+        return probe.fit(X, y, groups=statements.group)
+    if isinstance(probe, TTPD):
+        return probe.fit(X, y, polarity=(~statements.is_negated).astype(int), topic=statements.topic)
+    if isinstance(probe, LATProbe):
+        return probe.fit(X, y, pairs=_pairs_by_group(statements))
+    return probe.fit(X, y)
+
+
+def _pairs_by_group(statements: StatementSet) -> Optional[np.ndarray]:
+    """(false row, true row) pairs within each group; None when groups hold no such pair."""
+    pairs = []
+    y = statements.lie_labels
+    for g in np.unique(statements.group):
+        idx = np.flatnonzero(statements.group == g)
+        pos, neg = idx[y[idx] == 1], idx[y[idx] == 0]
+        pairs.extend(zip(pos, neg))
+    return np.array(pairs, dtype=int) if pairs else None
+
+
+@dataclass
+class ProbeScore:
+    """How one probe did on one test set: AUROC and accuracy at a training-chosen threshold."""
+
+    auroc: Estimate
+    accuracy: Estimate
+    n_train: int
+    n_test: int
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"auroc": self.auroc.to_dict(), "accuracy": self.accuracy.to_dict(),
+                "n_train": self.n_train, "n_test": self.n_test, "note": self.note}
+
+
+def train_test(
+    factory: ProbeFactory, X_train: np.ndarray, S_train: StatementSet, X_test: np.ndarray, S_test: StatementSet,
+    *, seed: int = 0,
+) -> ProbeScore:
+    """Fit on one set, score another; threshold from training scores; overlapping groups dropped."""
+    keep = ~np.isin(S_test.group, S_train.group)
+    note = ""
+    if not keep.all():
+        note = f"dropped {int((~keep).sum())} test items whose group occurs in training"
+        X_test, S_test = X_test[keep], S_test.subset(keep)
+    probe = fit_probe(build_probe(factory), X_train, S_train)
+    threshold = choose_threshold(probe.decision_function(X_train), S_train.lie_labels)
+    scores = probe.decision_function(X_test)
+    return ProbeScore(
+        auroc(scores, S_test.lie_labels, groups=S_test.group, seed=seed),
+        accuracy_at(scores, S_test.lie_labels, threshold),
+        len(S_train), len(S_test), note,
+    )
+
+
+def cross_validated(
+    factory: ProbeFactory, X: np.ndarray, statements: StatementSet, *, n_splits: int = 5, seed: int = 0
+) -> ProbeScore:
+    """In-distribution score: pooled out-of-fold scores over group-aware folds; each fold's
+    threshold comes from its own training scores."""
+    if X.shape[0] != len(statements):
+        raise InputError(f"{X.shape[0]} activation rows but {len(statements)} statements")
+    oof = np.empty(len(statements))
+    flagged = np.empty(len(statements), dtype=int)
+    for train, test in group_folds(statements.group, n_splits, seed):
+        S_tr = statements.subset(train)
+        probe = fit_probe(build_probe(factory), X[train], S_tr)
+        thr = choose_threshold(probe.decision_function(X[train]), S_tr.lie_labels)
+        oof[test] = probe.decision_function(X[test])
+        flagged[test] = (oof[test] > thr).astype(int)
+    y = statements.lie_labels
+    correct = int((flagged == y).sum())
+    acc = wilson(correct, len(y), kind="quality")
+    acc = Estimate(acc.value, acc.lo, acc.hi, acc.n, "wilson", "quality", correct, acc.confidence,
+                   "threshold chosen on each fold's training scores")
+    n_train = int(round(len(y) * (n_splits - 1) / n_splits))
+    return ProbeScore(auroc(oof, y, groups=statements.group, seed=seed), acc, n_train, len(y),
+                      f"{n_splits}-fold group CV, pooled out-of-fold scores")
+
+
+# ---- transfer ---------------------------------------------------------------------------
+
+@dataclass
+class TransferMatrix:
+    """cells[i][j]: trained on ``names[i]``, tested on ``names[j]`` (diagonal: group CV)."""
+
+    probe: str
+    names: list[str]
+    cells: list[list[ProbeScore]]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def auroc_array(self) -> np.ndarray:
+        return np.array([[c.auroc.value for c in row] for row in self.cells])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"probe": self.probe, "names": self.names, "meta": self.meta,
+                "cells": [[c.to_dict() for c in row] for row in self.cells]}
+
+    def to_markdown(self) -> str:
+        head = "| train \\ test | " + " | ".join(self.names) + " |"
+        rule = "|---|" + "---|" * len(self.names)
+        rows = [
+            f"| {name} | " + " | ".join(f"{c.auroc.value:.2f} [{c.auroc.lo:.2f}, {c.auroc.hi:.2f}]" for c in row) + " |"
+            for name, row in zip(self.names, self.cells)
+        ]
+        return "\n".join([f"AUROC ({self.probe}; diagonal = in-distribution group CV)", "", head, rule, *rows])
+
+    def plot(self, path: Union[str, Path]) -> Path:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        a = self.auroc_array()
+        fig, ax = plt.subplots(figsize=(1.2 * len(self.names) + 2.5, 1.0 * len(self.names) + 2))
+        im = ax.imshow(a, vmin=0, vmax=1, cmap="RdBu_r")
+        ax.set_xticks(range(len(self.names)), self.names, rotation=45, ha="right")
+        ax.set_yticks(range(len(self.names)), self.names)
+        ax.set_xlabel("test set")
+        ax.set_ylabel("train set")
+        for i in range(a.shape[0]):
+            for j in range(a.shape[1]):
+                ax.text(j, i, f"{a[i, j]:.2f}", ha="center", va="center", fontsize=8)
+        fig.colorbar(im, ax=ax, label="AUROC (0.5 = chance)")
+        ax.set_title(f"Transfer AUROC, {self.probe}")
+        fig.tight_layout()
+        return _save_fig(fig, path)
+
+
+def transfer_matrix(
+    factory: ProbeFactory, X: np.ndarray, statements: StatementSet, *, by: str = "topic",
+    n_splits: int = 5, seed: int = 0, probe_name: Optional[str] = None,
+) -> TransferMatrix:
+    """Train on each value of ``by`` (topic, polarity, style), test on every value."""
+    key = np.asarray(getattr(statements, by))
+    names = sorted(set(key.tolist()))
+    if len(names) < 2:
+        raise InputError(f"a transfer matrix needs at least two distinct {by} values, found {names}")
+    parts = {nm: np.flatnonzero(key == nm) for nm in names}
+    cells = []
+    for a in names:
+        row = []
+        for b in names:
+            if a == b:
+                row.append(cross_validated(factory, X[parts[a]], statements.subset(parts[a]), n_splits=n_splits, seed=seed))
+            else:
+                row.append(train_test(factory, X[parts[a]], statements.subset(parts[a]),
+                                      X[parts[b]], statements.subset(parts[b]), seed=seed))
+        cells.append(row)
+    return TransferMatrix(probe_name or str(factory), names, cells, {"by": by, "n_splits": n_splits, "seed": seed})
+
+
+def leave_one_topic_out(
+    factory: ProbeFactory, X: np.ndarray, statements: StatementSet, *, seed: int = 0
+) -> dict[str, ProbeScore]:
+    """Train on all other topics (affirmative + negated), test on the held-out topic."""
+    out = {}
+    for topic, train, test in leave_one_out(statements.topic):
+        out[topic] = train_test(factory, X[train], statements.subset(train), X[test], statements.subset(test), seed=seed)
+    return out
+
+
+# ---- layer sweep ------------------------------------------------------------------------
+
+@dataclass
+class LayerSweep:
+    """Per-layer AUROC on validation and test parts; the layer is chosen on validation only."""
+
+    probe: str
+    layers: list[int]
+    validation: list[Estimate]
+    test: list[Estimate]
+    chosen_layer: int
+    n_train: int
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def test_at_chosen(self) -> Estimate:
+        return self.test[self.layers.index(self.chosen_layer)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"probe": self.probe, "layers": self.layers, "chosen_layer": self.chosen_layer,
+                "n_train": self.n_train, "meta": self.meta,
+                "validation": [e.to_dict() for e in self.validation], "test": [e.to_dict() for e in self.test],
+                "test_at_chosen": self.test_at_chosen.to_dict()}
+
+    def to_markdown(self) -> str:
+        rows = [f"| {layer} | {v.value:.3f} [{v.lo:.3f}, {v.hi:.3f}] | {t.value:.3f} [{t.lo:.3f}, {t.hi:.3f}] |"
+                + (" ← chosen on validation" if layer == self.chosen_layer else "")
+                for layer, v, t in zip(self.layers, self.validation, self.test)]
+        return "\n".join(["| layer | validation AUROC | test AUROC |", "|---|---|---|", *rows])
+
+    def plot(self, path: Union[str, Path]) -> Path:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for series, label, colour in ((self.validation, "validation", "tab:blue"), (self.test, "test", "tab:orange")):
+            ax.plot(self.layers, [e.value for e in series], marker="o", label=label, color=colour)
+            ax.fill_between(self.layers, [e.lo for e in series], [e.hi for e in series], alpha=0.2, color=colour)
+        ax.axvline(self.chosen_layer, ls="--", color="grey", label=f"chosen on validation: {self.chosen_layer}")
+        ax.axhline(0.5, ls=":", color="black", lw=0.8)
+        ax.set_xlabel("layer (0 = embeddings)")
+        ax.set_ylabel("AUROC (95% interval)")
+        ax.set_ylim(0, 1.02)
+        ax.set_title(f"Layer sweep, {self.probe}")
+        ax.legend(loc="lower right")
+        fig.tight_layout()
+        return _save_fig(fig, path)
+
+
+def layer_sweep(
+    factory: ProbeFactory, X_layers: np.ndarray, layers: Sequence[int], statements: StatementSet, *,
+    fractions: Sequence[float] = (0.6, 0.2, 0.2), seed: int = 0, probe_name: Optional[str] = None,
+) -> LayerSweep:
+    """Fit per layer on a group-aware train part; choose the layer by validation AUROC."""
+    X_layers = np.asarray(X_layers)
+    if X_layers.ndim != 3 or X_layers.shape[1] != len(layers) or X_layers.shape[0] != len(statements):
+        raise InputError(
+            f"activations of shape {X_layers.shape} do not match {len(statements)} statements x {len(layers)} layers"
+        )
+    train, val, test = group_split(statements.group, fractions, seed)
+    S_tr, S_va, S_te = statements.subset(train), statements.subset(val), statements.subset(test)
+    vals, tests = [], []
+    for k, _layer in enumerate(layers):
+        probe = fit_probe(build_probe(factory), X_layers[train, k], S_tr)
+        vals.append(auroc(probe.decision_function(X_layers[val, k]), S_va.lie_labels, groups=S_va.group, seed=seed))
+        tests.append(auroc(probe.decision_function(X_layers[test, k]), S_te.lie_labels, groups=S_te.group, seed=seed))
+    best = int(np.argmax([v.value for v in vals]))
+    return LayerSweep(probe_name or str(factory), [int(v) for v in layers], vals, tests, int(layers[best]),
+                      len(train), {"fractions": list(fractions), "seed": seed,
+                                   "n_validation": len(val), "n_test": len(test)})
+
+
+# ---- zero-shot baseline -----------------------------------------------------------------
+
+def loglik_scores(backend: Any, statements: StatementSet, *, prefix: str = "", progress: bool = False) -> np.ndarray:
+    """The model's own summed log-probability of each statement (after ``prefix``), negated
+    so that, like a probe score, higher means "more likely false". Plain-text sets only."""
+    if any(not isinstance(x, str) for x in statements.inputs):
+        raise InputError("the log-likelihood baseline needs plain-text statements, not dialogues")
+    from tqdm import tqdm
+
+    out = np.empty(len(statements))
+    for i, text in enumerate(tqdm(statements.inputs, desc="log-likelihood", disable=not progress)):
+        out[i] = -float(np.asarray(backend.score_options(prefix, [text]))[0])
+    return out
+
+
+def _save_fig(fig: Any, path: Union[str, Path]) -> Path:
+    import os
+    import tempfile
+
+    import matplotlib.pyplot as plt
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".png")
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=120)
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path

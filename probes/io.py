@@ -1,0 +1,173 @@
+"""Save and load trained probes without pickle.
+
+Why this format: a probe is shared between people and machines, so loading one must never
+execute code. A saved probe is one ``.npz`` file (``allow_pickle=False``) holding the
+estimator's learned arrays plus a JSON string with the estimator's class name and
+constructor parameters and a `ProbeMetadata` record (model, fingerprint, layer, position,
+width, training sets, metrics, liedar version). The class is looked up in a fixed
+registry of liedar probe types, never imported by name from the file.
+
+Loading refuses a probe made for a different model (fingerprint) or width (d_model) with
+`IncompatibleError`, because a direction in one model's residual stream means nothing in
+another's. Writes are atomic (temporary file + ``os.replace``).
+
+Sign convention (project-wide): a probe's ``decision_function`` is higher for statements
+that are *false* / *deceptive* (``positive_class="false"``), so monitors flag high scores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from liedar import __version__
+from liedar.errors import IncompatibleError, InputError
+
+FORMAT_VERSION = 1
+_META_KEY = "__liedar_probe__"
+
+
+@dataclass
+class ProbeMetadata:
+    """Everything needed to use a saved probe correctly on the right model."""
+
+    model_name: str
+    model_fingerprint: str
+    layer: int
+    position: str  # "last" | "mean" (see models.backend)
+    d_model: int
+    probe_type: str = ""  # filled by save_probe from the estimator's class
+    positive_class: str = "false"  # higher decision_function = false / deceptive
+    training_sets: list[str] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    threshold: Optional[float] = None  # decision threshold chosen on training/calibration data
+    liedar_version: str = __version__
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ProbeMetadata":
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def _registry() -> dict[str, type]:
+    from probes import estimators
+
+    return {c.__name__: c for c in estimators.PROBE_TYPES}
+
+
+def save_probe(path: Union[str, Path], probe: Any, metadata: ProbeMetadata) -> Path:
+    """Write ``probe`` (a fitted liedar estimator) and ``metadata`` to ``path`` (.npz).
+
+    Returns the path written. Raises InputError for an unfitted or foreign estimator.
+    """
+    path = Path(path)
+    if path.suffix != ".npz":
+        path = path.with_suffix(path.suffix + ".npz") if path.suffix else path.with_suffix(".npz")
+    cls_name = type(probe).__name__
+    if cls_name not in _registry():
+        raise InputError(
+            f"cannot save a {cls_name}: only liedar probes ({', '.join(sorted(_registry()))}) can be saved"
+        )
+    arrays = probe.learned_state()
+    if arrays is None:
+        raise InputError(f"the {cls_name} is not fitted: call fit(X, y) before save_probe")
+    d_model = int(np.asarray(arrays["coef_"]).shape[-1])
+    if metadata.d_model != d_model:
+        raise InputError(f"metadata.d_model={metadata.d_model} but the probe was fitted on {d_model} features")
+    meta = ProbeMetadata.from_dict({**metadata.to_dict(), "probe_type": cls_name})
+    header = {
+        "format_version": FORMAT_VERSION,
+        "class": cls_name,
+        "params": _json_safe(probe.get_params(deep=False)),
+        "metadata": meta.to_dict(),
+    }
+    payload = {k: np.asarray(v) for k, v in arrays.items()}
+    payload[_META_KEY] = np.array(json.dumps(header, sort_keys=True))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **payload)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def load_probe(
+    path: Union[str, Path],
+    *,
+    expect_fingerprint: Optional[str] = None,
+    expect_d_model: Optional[int] = None,
+) -> tuple[Any, ProbeMetadata]:
+    """Load a probe saved by `save_probe`; refuse one made for another model or width."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"probe file not found: {path} (train one with `liedar probe train`)")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path} is not a liedar probe file (.npz without pickle): {exc}") from None
+    if _META_KEY not in arrays:
+        raise InputError(f"{path} is an .npz file but not a liedar probe (no metadata record)")
+    header = json.loads(str(arrays.pop(_META_KEY)))
+    if header.get("format_version") != FORMAT_VERSION:
+        raise IncompatibleError(
+            f"{path} uses probe format {header.get('format_version')}; this liedar reads format {FORMAT_VERSION}"
+        )
+    meta = ProbeMetadata.from_dict(header["metadata"])
+    if expect_fingerprint is not None and meta.model_fingerprint != expect_fingerprint:
+        raise IncompatibleError(
+            f"{path} was trained on model {meta.model_name!r} (fingerprint {meta.model_fingerprint[:12]}), "
+            f"not on the loaded model (fingerprint {expect_fingerprint[:12]}): retrain the probe for this model"
+        )
+    if expect_d_model is not None and meta.d_model != int(expect_d_model):
+        raise IncompatibleError(
+            f"{path} expects hidden states of width {meta.d_model}, but the model has width {expect_d_model}: "
+            "retrain the probe for this model"
+        )
+    cls = _registry().get(header["class"])
+    if cls is None:
+        raise IncompatibleError(f"{path} holds an unknown probe type {header['class']!r}")
+    probe = cls(**_from_json(header["params"]))
+    probe.restore_state(arrays)
+    return probe, meta
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return {"__tuple__": [_json_safe(v) for v in value]} if isinstance(value, tuple) else [
+            _json_safe(v) for v in value
+        ]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise InputError(f"probe parameter of type {type(value).__name__} cannot be saved as JSON")
+
+
+def _from_json(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"__tuple__"}:
+            return tuple(_from_json(v) for v in value["__tuple__"])
+        return {k: _from_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_from_json(v) for v in value]
+    return value
