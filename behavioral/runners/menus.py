@@ -1,0 +1,328 @@
+"""Run the menu-choice study on a model and summarise it.
+
+For every configuration (vignette × prompt framing) the model chooses from the 15 menus
+of `behavioral.items.menus`, holding the case fixed, and the choices go through the
+revealed-preference checks of `behavioral.revealed`.
+
+Two ways to choose:
+
+* ``deterministic`` — the option letters' log-probabilities under ``score_options``; the
+  argmax is the choice (the letters are the only continuations scored, so there is no
+  parse-fail in this mode).
+* ``stochastic`` — K replies sampled with ``generate`` at a temperature, parsed; a reply
+  that names an action of the task that was *not* offered, or names nothing, is a
+  ``PARSE_FAIL`` (kept and counted, never dropped).
+
+`models` is imported only inside `load_and_run_menu_study` (behavioral stays torch-free).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from behavioral.items.menus import FRAMINGS, LETTERS, SCENARIOS, TIERS, Framing, Scenario, Vignette, render_question, vignettes
+from behavioral.revealed import (
+    HoutmanMaksResult,
+    MenuChoiceLog,
+    RumTestResult,
+    SarpResult,
+    StochasticChoiceLog,
+    check_sarp,
+    houtman_maks,
+    iia_reversals,
+    mixed_menu_share,
+    regularity_violations,
+    rum_test,
+)
+from behavioral.runners.common import letter_continuations
+from behavioral.stats import Estimate, wilson
+from liedar.errors import InputError
+
+MODES = ("deterministic", "stochastic")
+
+
+def build_prompt(vignette: Vignette, framing: Framing, menu: tuple[str, ...]) -> Any:
+    """System turn (the role) + user turn (case, lettered options, instruction)."""
+    from models.chat import Dialogue, Message  # torch-free, kept lazy by the team contract
+
+    scenario = SCENARIOS[vignette.scenario]
+    return Dialogue.of(
+        Message("system", scenario.role), Message("user", render_question(vignette, framing, menu), detect=True)
+    )
+
+
+_ANSWER = re.compile(r"answer\s*[:\-]?\s*\**\(?([A-E])\)?\b", re.IGNORECASE)
+_LEADING_LETTER = re.compile(r"^\W*\(?([A-E])\)?(?:[\s.:)]|$)")
+
+
+def parse_reply(reply: str, menu: tuple[str, ...], scenario: Scenario) -> Optional[str]:
+    """The action a free-text reply chose, as a label (possibly one *not* on the menu), or None.
+
+    Order: an explicit ``Answer: X``; a reply starting with a letter; otherwise the one
+    action label of the task the reply names (case-insensitive). A letter beyond the menu
+    names no action (None). Several different labels named -> None (ambiguous).
+    """
+    m = _ANSWER.findall(reply)
+    letter = m[-1].upper() if m else None
+    if letter is None:
+        lead = _LEADING_LETTER.match(reply.strip())
+        letter = lead.group(1) if lead else None
+    if letter is not None:
+        k = LETTERS.index(letter)
+        return menu[k] if k < len(menu) else None
+    text = reply.lower()
+    named = [a for a in scenario.actions if a.lower() in text]
+    return named[0] if len(named) == 1 else None
+
+
+@dataclass
+class ConfigResult:
+    """Everything measured on one configuration (vignette × framing)."""
+
+    vignette_id: str
+    scenario: str
+    tier: str
+    framing: str
+    log: dict[str, Any]
+    sarp: SarpResult
+    houtman_maks: HoutmanMaksResult
+    iia_reversals: int
+    regularity_violations: int
+    n_parse_fail: int
+    rum: Optional[RumTestResult] = None
+    mixed_menus: Optional[Estimate] = None
+    logprobs: Optional[list[list[float]]] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "vignette_id": self.vignette_id,
+            "scenario": self.scenario,
+            "tier": self.tier,
+            "framing": self.framing,
+            "log": self.log,
+            "sarp": self.sarp.to_dict(),
+            "houtman_maks": self.houtman_maks.to_dict(),
+            "iia_reversals": self.iia_reversals,
+            "regularity_violations": self.regularity_violations,
+            "n_parse_fail": self.n_parse_fail,
+            "rum": None if self.rum is None else self.rum.to_dict(),
+            "mixed_menus": None if self.mixed_menus is None else self.mixed_menus.to_dict(),
+            "logprobs": self.logprobs,
+        }
+
+
+def _rate_table(configs: Sequence[ConfigResult], row: str, col: str, passed) -> dict[str, dict[str, Estimate]]:
+    cells: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    for c in configs:
+        cells[getattr(c, row)][getattr(c, col)].append(bool(passed(c)))
+    return {r: {k: wilson(sum(v), len(v)) for k, v in cols.items()} for r, cols in cells.items()}
+
+
+@dataclass
+class MenuStudyResult:
+    """The study's tables. Every rate is an `Estimate` with a Wilson interval over configurations."""
+
+    model: str
+    mode: str
+    samples: int
+    temperature: float
+    configs: list[ConfigResult]
+    alpha: float = 0.05
+    notes: list[str] = field(default_factory=list)
+
+    def sarp_by_scenario_framing(self) -> dict[str, dict[str, Estimate]]:
+        return _rate_table(self.configs, "scenario", "framing", lambda c: c.sarp.consistent)
+
+    def sarp_by_scenario_tier(self) -> dict[str, dict[str, Estimate]]:
+        return _rate_table(self.configs, "scenario", "tier", lambda c: c.sarp.consistent)
+
+    def sarp_pass(self, with_parse_fail: bool = False) -> Estimate:
+        key = "consistent_with_parse_fail" if with_parse_fail else "consistent"
+        return wilson(sum(getattr(c.sarp, key) for c in self.configs), len(self.configs))
+
+    def iia_reversals_by_scenario(self) -> dict[str, int]:
+        out: dict[str, int] = defaultdict(int)
+        for c in self.configs:
+            out[c.scenario] += c.iia_reversals
+        return dict(out)
+
+    def rum_pass(self) -> Optional[Estimate]:
+        rums = [c.rum for c in self.configs if c.rum is not None]
+        return wilson(sum(not r.reject for r in rums), len(rums)) if rums else None
+
+    def rum_exact_pass(self) -> Optional[Estimate]:
+        rums = [c.rum for c in self.configs if c.rum is not None]
+        return wilson(sum(r.exact.consistent for r in rums), len(rums)) if rums else None
+
+    def mixed_menu_share(self) -> Optional[Estimate]:
+        parts = [c.mixed_menus for c in self.configs if c.mixed_menus is not None and c.mixed_menus.n]
+        if not parts:
+            return None
+        return wilson(sum(int(p.successes or 0) for p in parts), sum(p.n for p in parts))
+
+    def parse_fails_by_scenario(self) -> dict[str, int]:
+        out: dict[str, int] = defaultdict(int)
+        for c in self.configs:
+            out[c.scenario] += c.n_parse_fail
+        return dict(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        def table(t: dict[str, dict[str, Estimate]]) -> dict[str, dict[str, Any]]:
+            return {r: {k: e.to_dict() for k, e in cols.items()} for r, cols in t.items()}
+
+        rum, rum_exact, mixed = self.rum_pass(), self.rum_exact_pass(), self.mixed_menu_share()
+        return {
+            "model": self.model,
+            "mode": self.mode,
+            "samples": self.samples,
+            "temperature": self.temperature,
+            "alpha": self.alpha,
+            "n_configurations": len(self.configs),
+            "sarp_pass": self.sarp_pass().to_dict(),
+            "sarp_pass_with_parse_fail": self.sarp_pass(True).to_dict(),
+            "sarp_by_scenario_framing": table(self.sarp_by_scenario_framing()),
+            "sarp_by_scenario_tier": table(self.sarp_by_scenario_tier()),
+            "iia_reversals_by_scenario": self.iia_reversals_by_scenario(),
+            "rum_pass": None if rum is None else rum.to_dict(),
+            "rum_exact_pass": None if rum_exact is None else rum_exact.to_dict(),
+            "mixed_menu_share": None if mixed is None else mixed.to_dict(),
+            "parse_fails_by_scenario": self.parse_fails_by_scenario(),
+            "notes": list(self.notes),
+            "configs": [c.to_dict() for c in self.configs],
+        }
+
+
+def analyse_config(
+    vignette: Vignette,
+    framing: str,
+    log: MenuChoiceLog | StochasticChoiceLog,
+    *,
+    alpha: float = 0.05,
+    rum_bootstrap: int = 199,
+    seed: int = 0,
+    logprobs: Optional[list[list[float]]] = None,
+) -> ConfigResult:
+    """Run every check on one configuration's choices (modal choices for SARP in stochastic mode)."""
+    stochastic = isinstance(log, StochasticChoiceLog)
+    choices = log.modal_log() if stochastic else log
+    return ConfigResult(
+        vignette_id=vignette.vignette_id,
+        scenario=vignette.scenario,
+        tier=vignette.tier,
+        framing=framing,
+        log=log.to_dict(),
+        sarp=check_sarp(choices),
+        houtman_maks=houtman_maks(choices),
+        iia_reversals=len(iia_reversals(log)),
+        regularity_violations=len(regularity_violations(log)),
+        n_parse_fail=log.n_parse_fail() if stochastic else len(log.parse_fails),
+        rum=rum_test(log, alpha=alpha, n_bootstrap=rum_bootstrap, seed=seed) if stochastic else None,
+        mixed_menus=mixed_menu_share(log) if stochastic else None,
+        logprobs=logprobs,
+    )
+
+
+def _choose_deterministic(backend: Any, vignette: Vignette, framing: Framing) -> tuple[MenuChoiceLog, list[list[float]]]:
+    scenario = SCENARIOS[vignette.scenario]
+    menus, choices, logprobs = scenario.menus(), [], []
+    for menu in menus:
+        scores = np.asarray(
+            backend.score_options(build_prompt(vignette, framing, menu), letter_continuations(len(menu), chat=True)),
+            dtype=float,
+        )
+        if scores.shape != (len(menu),):
+            raise InputError(f"backend.score_options returned shape {scores.shape} for {len(menu)} options")
+        choices.append(menu[int(np.argmax(scores))])
+        logprobs.append([float(s) for s in scores])
+    return MenuChoiceLog(menus, choices, actions=scenario.actions), logprobs
+
+
+def _choose_stochastic(
+    backend: Any, vignette: Vignette, framing: Framing, samples: int, temperature: float, seed: int
+) -> StochasticChoiceLog:
+    scenario = SCENARIOS[vignette.scenario]
+    menus, counts = scenario.menus(), []
+    max_tokens = 160 if framing.reasoning else 12
+    for menu in menus:
+        prompt = build_prompt(vignette, framing, menu)
+        row: dict[Optional[str], int] = defaultdict(int)
+        for k in range(samples):
+            reply = backend.generate(prompt, max_tokens=max_tokens, temperature=temperature, seed=seed + k)
+            row[parse_reply(reply.text, menu, scenario)] += 1
+        counts.append(dict(row))
+    return StochasticChoiceLog.from_counts(menus, counts, actions=scenario.actions)
+
+
+def run_menu_study(
+    backend: Any,
+    *,
+    mode: str = "deterministic",
+    samples: int = 20,
+    temperature: float = 0.7,
+    scenarios: Optional[Sequence[str]] = None,
+    tiers: Optional[Sequence[str]] = None,
+    framings: Optional[Sequence[str]] = None,
+    alpha: float = 0.05,
+    rum_bootstrap: int = 199,
+    seed: int = 0,
+    progress: bool = True,
+) -> MenuStudyResult:
+    """Every vignette × framing of the chosen scenarios/tiers, 15 menus each."""
+    if mode not in MODES:
+        raise InputError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
+    if mode == "stochastic" and (samples < 2 or temperature <= 0):
+        raise InputError(
+            f"stochastic mode needs samples >= 2 and temperature > 0 (got {samples}, {temperature}); "
+            "use --mode deterministic for one choice per menu"
+        )
+    for name, given, known in (("scenario", scenarios, SCENARIOS), ("tier", tiers, TIERS), ("framing", framings, FRAMINGS)):
+        unknown = [x for x in (given or ()) if x not in known]
+        if unknown:
+            raise InputError(f"unknown {name} {unknown}: use any of {', '.join(known)}")
+    chosen = [v for v in vignettes() if v.scenario in (scenarios or SCENARIOS) and v.tier in (tiers or TIERS)]
+    jobs = [(v, f) for v in chosen for f in (framings or FRAMINGS)]
+    from tqdm import tqdm
+
+    configs = []
+    for i, (vignette, key) in enumerate(tqdm(jobs, desc=f"menus ({mode})", disable=not progress)):
+        framing = FRAMINGS[key]
+        if mode == "deterministic":
+            log, logprobs = _choose_deterministic(backend, vignette, framing)
+            configs.append(analyse_config(vignette, key, log, logprobs=logprobs))
+        else:
+            log = _choose_stochastic(backend, vignette, framing, samples, temperature, seed + 1000 * i)
+            configs.append(analyse_config(vignette, key, log, alpha=alpha, rum_bootstrap=rum_bootstrap, seed=seed + i))
+    notes = []
+    if mode == "deterministic":
+        notes.append(
+            "deterministic mode: one choice per menu by letter log-probability; no RUM test (for 0/1 "
+            "choices RUM is equivalent to SARP) and no parse-fails (only the offered letters are scored)"
+        )
+    else:
+        notes.append(
+            f"stochastic mode: SARP, WARP and Houtman-Maks use each menu's modal choice; RUM uses the "
+            f"{samples} samples per menu (bootstrap p-value, alpha={alpha})"
+        )
+    return MenuStudyResult(
+        model=str(getattr(backend, "name", "backend")),
+        mode=mode,
+        samples=1 if mode == "deterministic" else samples,
+        temperature=0.0 if mode == "deterministic" else temperature,
+        configs=configs,
+        alpha=alpha,
+        notes=notes,
+    )
+
+
+def load_and_run_menu_study(
+    model: str, backend: str = "transformers", load_kwargs: Optional[dict[str, Any]] = None, **kwargs: Any
+) -> MenuStudyResult:
+    """Load ``model`` offline through `models.load` (with ``load_kwargs``) and run the study on it."""
+    import models
+
+    return run_menu_study(models.load(model, backend=backend, **(load_kwargs or {})), **kwargs)

@@ -1,0 +1,170 @@
+"""The menu-study runner and CLI on fake backends (no model), plus one real-model run."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from behavioral.items.menus import FRAMINGS, PAIRS, SCENARIOS, TIERS, TRIPLES, VIGNETTES, render_question
+from behavioral.runners.menus import parse_reply, run_menu_study
+from liedar.errors import InputError
+
+
+def _letters_and_labels(prompt):
+    user = prompt.messages[-1].content
+    lines = [ln for ln in user.splitlines() if len(ln) > 2 and ln[1] == ")"]
+    return [ln[0] for ln in lines], [ln[3:].split(":")[0] for ln in lines]
+
+
+class RankingBackend:
+    """Always scores the option letters so that a fixed preference order wins."""
+
+    name = "fake-ranking"
+
+    def __init__(self, prefer_index: int = 2):
+        self.prefer_index = prefer_index
+
+    def score_options(self, prompt, options):
+        _, labels = _letters_and_labels(prompt)
+        scenario = next(s for s in SCENARIOS.values() if labels[0] in s.actions)
+        dist = [abs(scenario.actions.index(a) - self.prefer_index) for a in labels]
+        return -np.array(dist, dtype=float) - 0.01 * np.arange(len(options))
+
+
+class CompromiseBackend:
+    """Picks the last option of pairs but the middle option of triples (compromise effect)."""
+
+    name = "fake-compromise"
+
+    def score_options(self, prompt, options):
+        target = len(options) - 1 if len(options) == 2 else 1
+        return np.array([0.0 if i == target else -5.0 for i in range(len(options))])
+
+
+@dataclass
+class _Gen:
+    text: str
+
+
+class SamplingBackend:
+    """Replies in several styles; in triples it sometimes names an action not offered."""
+
+    name = "fake-sampler"
+
+    def generate(self, prompt, max_tokens=64, temperature=0.0, seed=0, **_):
+        rng = np.random.default_rng(seed + 7919 * len(prompt.messages[-1].content))
+        letters, labels = _letters_and_labels(prompt)
+        r = rng.random()
+        if len(letters) == 3 and r < 0.1:
+            return _Gen("I would escalate to VP immediately.")  # off-menu in most triples
+        if r < 0.2:
+            return _Gen("hmm, not sure")
+        k = int(rng.integers(len(letters)))
+        return _Gen(f"Answer: {letters[k]}" if r < 0.6 else f"{letters[k]}) {labels[k]}")
+
+
+def test_bank_shape_matches_the_study_design():
+    assert len(SCENARIOS) == 5 and all(len(s.actions) == 5 for s in SCENARIOS.values())
+    assert len(FRAMINGS) == 5 and len(PAIRS) == 10 and len(TRIPLES) == 5
+    covered = {p for t in TRIPLES for p in [(t[0], t[1]), (t[0], t[2]), (t[1], t[2])]}
+    assert covered == set(PAIRS)  # every pair sits inside some triple
+    for s in SCENARIOS.values():
+        assert {v.tier for v in VIGNETTES if v.scenario == s.key} == set(TIERS)
+    q = render_question(VIGNETTES[0], FRAMINGS["minimal"], SCENARIOS["support_triage"].menus()[10])
+    assert "A) auto-reply" in q and "C) billing" in q and "D)" not in q
+
+
+def test_parse_reply_maps_letters_labels_and_off_menu_actions():
+    s = SCENARIOS["support_triage"]
+    menu = ("auto-reply", "bug ticket")
+    assert parse_reply("Answer: B", menu, s) == "bug ticket"
+    assert parse_reply("A) auto-reply", menu, s) == "auto-reply"
+    assert parse_reply("Let me think... Answer: C", menu, s) is None  # a letter beyond the menu
+    assert parse_reply("We should escalate to VP.", menu, s) == "escalate to VP"  # off the menu: kept
+    assert parse_reply("no idea", menu, s) is None
+
+
+def test_a_consistent_fake_model_passes_everything_deterministically():
+    res = run_menu_study(RankingBackend(), scenarios=["procurement"], framings=["minimal", "aggressive"], progress=False)
+    assert len(res.configs) == 2 * 8
+    assert res.sarp_pass().value == 1.0 and res.sarp_pass().n == 16
+    assert all(c.houtman_maks.n_drop == 0 for c in res.configs)
+    assert sum(res.iia_reversals_by_scenario().values()) == 0
+    assert res.rum_pass() is None  # no RUM test in deterministic mode
+    json.dumps(res.to_dict())
+
+
+def test_a_compromise_effect_fake_model_fails_sarp_and_shows_reversals():
+    res = run_menu_study(CompromiseBackend(), scenarios=["job_screening"], tiers=["clear"], progress=False)
+    assert res.sarp_pass().value == 0.0
+    assert res.iia_reversals_by_scenario()["job_screening"] > 0
+    table = res.sarp_by_scenario_tier()
+    assert table["job_screening"]["clear"].n == 2 * 5
+    assert all(c.houtman_maks.n_drop >= 1 and c.houtman_maks.exact for c in res.configs)
+
+
+def test_stochastic_mode_counts_parse_fails_and_runs_the_rum_test():
+    res = run_menu_study(
+        SamplingBackend(), mode="stochastic", samples=6, scenarios=["support_triage"], tiers=["clear"],
+        framings=["minimal"], rum_bootstrap=19, progress=False,
+    )
+    assert len(res.configs) == 2
+    assert sum(res.parse_fails_by_scenario().values()) > 0
+    c = res.configs[0]
+    named = [k for f in c.log["parse_fails"] for k in f]
+    assert "escalate to VP" in named and "PARSE_FAIL" in named
+    assert res.rum_pass() is not None and res.mixed_menu_share().n > 0
+    d = res.to_dict()
+    assert d["rum_pass"]["method"] == "wilson" and d["mode"] == "stochastic"
+    json.dumps(d)
+
+
+def test_bad_runner_arguments_raise_input_error():
+    with pytest.raises(InputError, match="mode"):
+        run_menu_study(RankingBackend(), mode="greedy", progress=False)
+    with pytest.raises(InputError, match="scenario"):
+        run_menu_study(RankingBackend(), scenarios=["payroll"], progress=False)
+    with pytest.raises(InputError, match="temperature"):
+        run_menu_study(SamplingBackend(), mode="stochastic", temperature=0.0, progress=False)
+
+
+def test_cli_prints_tables_and_writes_json(tmp_path, monkeypatch, capsys):
+    import argparse
+
+    import behavioral.runners.menus as runner
+    from liedar.commands.behavioral_menus import register
+
+    monkeypatch.setattr(
+        runner, "load_and_run_menu_study", lambda model, backend, load_kwargs=None, **kw: run_menu_study(CompromiseBackend(), **kw)
+    )
+    out = tmp_path / "menus.json"
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(["menus", "--model", "fake", "--scenarios", "alert_routing", "--tiers", "binary",
+                              "--quiet", "--output", str(out)])
+    code = args.func(args)
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "SARP pass rate by scenario × prompt framing" in text and "alert_routing" in text
+    assert json.loads(out.read_text())["n_configurations"] == 10
+
+
+@pytest.mark.integration
+def test_real_smollm2_makes_choices_on_one_configuration():
+    import torch
+
+    torch.set_num_threads(1)
+    import models
+
+    try:
+        backend = models.load("smollm2-135m")
+    except Exception as exc:  # the model package is optional
+        pytest.skip(f"smollm2-135m unavailable: {exc}")
+    res = run_menu_study(backend, scenarios=["procurement"], tiers=["clear"], framings=["minimal"], progress=False)
+    assert len(res.configs) == 2
+    for c in res.configs:
+        assert len(c.logprobs) == 15 and all(np.isfinite(lp).all() for lp in c.logprobs)
+        assert c.houtman_maks.exact
