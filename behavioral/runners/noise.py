@@ -50,9 +50,9 @@ def run_noise(
 
     Returns the comparison and the raw trials (one dict per sigma, seed, condition).
     """
+    model = _module(backend)  # fails fast, before the slow torch import, on other backends
     import torch
 
-    model = _module(backend)
     items = load_mcq_bank() if items is None else list(items)
     conditions = {"honest": honest_system}
     if sandbag_system:
