@@ -37,7 +37,9 @@ class TransformersBackend(BackendBase):
                  n_ctx: Optional[int] = None, batch_size: int = 8, fingerprint: Optional[str] = None):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers.utils import logging as hf_logging
 
+        hf_logging.disable_progress_bar()  # liedar shows its own bars; loading is seconds
         folder = Path(folder)
         torch.set_num_threads(int(n_threads or 2))
         try:

@@ -164,6 +164,11 @@ def dequantized_copy(gguf: Path, digest: str, n_threads: Optional[int] = None) -
     with atomic_dir(target) as tmp:
         tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
         model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+        # The weights are already dequantized to float32; only the "gguf quantizer" marker
+        # stops save_pretrained, so drop it to save a plain safetensors checkpoint.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         (tmp / SOURCE_FILE).write_text(json.dumps({"gguf_sha256": digest, "gguf_path": str(gguf)}))

@@ -67,6 +67,7 @@ def atomic_dir(target: Path) -> Iterator[Path]:
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
         yield tmp
+        os.chmod(tmp, 0o755)  # mkdtemp makes it private; a cache entry is ordinary data
         try:
             os.rename(tmp, target)
         except OSError:

@@ -66,7 +66,7 @@ def test_same_alone_and_in_padded_batch(lm, position):
     alone = lm.hidden_states([short], layers=[1, 3], position=position)
     lm.batch_size = 4
     batch = lm.hidden_states([TEXTS[2], short, TEXTS[0] * 3], layers=[1, 3], position=position)
-    np.testing.assert_allclose(batch[1], alone[0], atol=1e-5)
+    np.testing.assert_allclose(batch[1], alone[0], rtol=1e-4, atol=1e-4)
 
 
 def test_positions_select_the_documented_tokens(lm):

@@ -1,0 +1,124 @@
+"""On-disk activation cache: extract once, resume after a crash, never serve another model's.
+
+Layout (under the liedar cache root, see models.storage)::
+
+    activations/<fingerprint[:24]>-<backend kind>/<position>/layer-<i>/<shard id>.npz
+
+A shard holds ``shard_size`` consecutive inputs; its id is a hash of their input hashes,
+so the same inputs map to the same files whatever list they arrive in. Each file is a plain
+npz (``hidden`` float32 [n, d], ``input_hashes``, ``meta`` JSON) read with
+``allow_pickle=False``: nothing in the cache can execute code. A file is written to a
+temporary name and renamed into place, so a SIGKILL leaves either no file or a whole one; a
+resumed extraction recomputes only shards that are missing, unreadable, or whose stored
+metadata (full fingerprint, backend, layer, position, input hashes) does not match.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+
+from liedar.errors import InputError
+from models.backend import Position, Span
+from models.chat import Dialogue, TextInput
+from models.storage import atomic_file, cache_root
+
+
+def input_hash(inp: TextInput) -> str:
+    if isinstance(inp, Dialogue):
+        payload = json.dumps({"dialogue": inp.to_dict()}, sort_keys=True)
+    elif isinstance(inp, str):
+        payload = json.dumps({"text": inp})
+    else:
+        raise InputError(f"inputs must be str or Dialogue, got {type(inp).__name__}")
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def position_key(position: Position) -> str:
+    if isinstance(position, Span):
+        return f"span-{position.start}-{position.end}"
+    if position in ("last", "mean"):
+        return str(position)
+    raise InputError(f"unknown position {position!r}: use 'last', 'mean' or models.backend.Span(start, end)")
+
+
+def cached_hidden_states(
+    backend,
+    inputs: Sequence[TextInput],
+    layers: Sequence[int],
+    position: Position = "last",
+    *,
+    root: Optional[Path] = None,
+    shard_size: int = 64,
+    progress: bool = False,
+    stats: Optional[dict] = None,
+) -> np.ndarray:
+    """Same result as ``backend.hidden_states(inputs, layers, position)``, through the cache.
+
+    ``stats`` (if given) receives ``computed`` and ``reused`` input counts.
+    """
+    layers = backend.check_layers(layers)
+    if isinstance(inputs, (str, bytes)) or len(inputs) == 0:
+        raise InputError("inputs must be a non-empty list of strings or Dialogues")
+    base = Path(root or cache_root()) / "activations" / f"{backend.fingerprint[:24]}-{backend.kind}" / position_key(position)
+    hashes = [input_hash(x) for x in inputs]
+    out = np.empty((len(inputs), len(layers), backend.d_model), dtype=np.float32)
+    counts = {"computed": 0, "reused": 0}
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(inputs), desc=f"extract {backend.name}", unit="input")
+    for lo in range(0, len(inputs), shard_size):
+        shard_hashes = hashes[lo : lo + shard_size]
+        shard_id = hashlib.sha256("".join(shard_hashes).encode()).hexdigest()[:32]
+        meta = {"fingerprint": backend.fingerprint, "kind": backend.kind, "position": position_key(position)}
+        missing = []
+        for j, layer in enumerate(layers):
+            path = base / f"layer-{layer}" / f"{shard_id}.npz"
+            got = _read(path, {**meta, "layer": layer}, shard_hashes)
+            if got is None:
+                missing.append(j)
+            else:
+                out[lo : lo + len(shard_hashes), j] = got
+        if missing:
+            fresh = backend.hidden_states(list(inputs[lo : lo + shard_size]), [layers[j] for j in missing], position)
+            for k, j in enumerate(missing):
+                path = base / f"layer-{layers[j]}" / f"{shard_id}.npz"
+                _write(path, fresh[:, k], {**meta, "layer": layers[j]}, shard_hashes)
+                out[lo : lo + len(shard_hashes), j] = fresh[:, k]
+            counts["computed"] += len(shard_hashes)
+        else:
+            counts["reused"] += len(shard_hashes)
+        if bar is not None:
+            bar.update(len(shard_hashes))
+    if bar is not None:
+        bar.close()
+    if stats is not None:
+        stats.update(counts)
+    return out
+
+
+def _read(path: Path, meta: dict, hashes: list[str]) -> Optional[np.ndarray]:
+    """The shard's array, or None when absent, unreadable, or made for something else."""
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            stored = json.loads(str(npz["meta"]))
+            if stored != meta or list(npz["input_hashes"]) != hashes:
+                return None
+            return np.asarray(npz["hidden"], dtype=np.float32)
+    except Exception:  # a damaged file is recomputed and replaced, never served
+        return None
+
+
+def _write(path: Path, hidden: np.ndarray, meta: dict, hashes: list[str]) -> None:
+    with atomic_file(path) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, hidden=np.ascontiguousarray(hidden, dtype=np.float32),
+                     input_hashes=np.array(hashes), meta=np.array(json.dumps(meta, sort_keys=True)))
