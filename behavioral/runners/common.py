@@ -5,11 +5,12 @@ short or frequent strings, while one letter per option gives every option a one-
 continuation of equal length, so the comparison is about the choice and nothing else.
 
 The leading-space issue: BPE tokenizers (GPT-2 style, SmolLM2) encode " A" (with its
-space) as one token that differs from "A". After a plain-text prompt ending in
-``"Answer:"`` the natural next token is ``" A"``; scoring ``"A"`` there would score an
-unnatural glued continuation. In a chat dialogue the assistant turn begins right after
-the template's ``"assistant\\n"`` header, where the natural token is ``"A"`` with no space.
-So the continuations depend on the prompt form (see `letter_continuations`).
+space) as one token that differs from "A", and what follows a chat template's assistant
+header ("assistant\n" in ChatML, "assistant:" in the plain fallback layout) differs
+between models. So every prompt ends in ``"Answer:"`` — plain prompts literally, chat
+prompts through an assistant *prefill* message "Answer:" (the backend renders a dialogue
+ending in an assistant message up to the end of that message) — and the continuations
+are always ``" A"``, ``" B"``, ...: one natural token after a colon, whatever the template.
 
 No torch here: the backend is whatever object implements ``score_options``.
 """
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # `behavioral` never imports `models` at import time (team co
 
 LETTERS = "ABCDEFGHIJ"
 ANSWER_INSTRUCTION = "Answer with the letter of the correct option only."
+ANSWER_PREFIX = "Answer:"
 
 
 @dataclass(frozen=True)
@@ -60,8 +62,11 @@ class MCQAnswer:
         }
 
 
-def letter_continuations(n_options: int, chat: bool) -> list[str]:
-    """The continuation strings to score: ``"A"`` in a chat turn, ``" A"`` after ``"Answer:"``."""
+def letter_continuations(n_options: int, chat: bool = False) -> list[str]:
+    """Letters to score: ``" A"``, ``" B"``, ... after a prompt ending in ``"Answer:"``
+    (the default, used by `ask_multiple_choice` for plain and chat prompts alike), or bare
+    ``"A"``, ``"B"``, ... (``chat=True``) right after a chat template's generation prompt,
+    for callers that score the assistant turn's first token without a prefill."""
     prefix = "" if chat else " "
     return [prefix + LETTERS[i] for i in range(n_options)]
 
@@ -76,16 +81,28 @@ def format_question(question: str, presented: Sequence[str]) -> str:
 def build_prompt(
     question: str, presented: Sequence[str], system: Optional[str], chat: bool
 ) -> Union[str, "Dialogue"]:
-    """A plain-text prompt ending in ``"Answer:"``, or a system + user dialogue."""
+    """A plain-text prompt ending in ``"Answer:"``, or a (system +) user dialogue (which
+    `ask_multiple_choice` extends with the assistant prefill ``"Answer:"``)."""
     body = format_question(question, presented)
     if not chat:
         head = f"{system}\n\n" if system else ""
-        return f"{head}{body}\nAnswer:"
+        return f"{head}{body}\n{ANSWER_PREFIX}"
     from models.chat import Dialogue, Message  # torch-free, but kept lazy by contract
 
     messages = [Message("system", system)] if system else []
     messages.append(Message("user", f"{body}\n{ANSWER_INSTRUCTION}", detect=True))
     return Dialogue.of(*messages)
+
+
+def with_answer_prefill(prompt: Union[str, "Dialogue"]) -> Union[str, "Dialogue"]:
+    """Dialogues get an assistant message ``"Answer:"`` so the letter follows a colon, as
+    in plain prompts (the backend renders a dialogue ending in an assistant message up to
+    the end of that message)."""
+    if isinstance(prompt, str):
+        return prompt
+    from models.chat import Dialogue, Message
+
+    return Dialogue(prompt.messages + (Message("assistant", ANSWER_PREFIX),))
 
 
 def _check_order(order: Optional[Sequence[int]], n: int) -> list[int]:
@@ -110,8 +127,9 @@ def ask_multiple_choice(
 
     ``order[i]`` is the index into ``options`` shown at position i (None: as given).
     ``chat`` (default: True when a ``system`` prompt is given) sends a
-    `models.chat.Dialogue` (system + user turn) that the backend renders with the model's
-    chat template; otherwise a plain-text prompt ending in ``"Answer:"``. The choice is
+    `models.chat.Dialogue` (system + user turn + assistant prefill "Answer:") that the
+    backend renders with the model's chat template; otherwise a plain-text prompt ending
+    in ``"Answer:"``. The choice is
     the letter with the highest log-probability under ``backend.score_options``.
     """
     n = len(options)
@@ -121,8 +139,8 @@ def ask_multiple_choice(
         raise InputError(f"duplicate option texts in {list(options)}: each option must be distinct")
     use_chat = bool(system) if chat is None else chat
     presented = tuple(options[i] for i in _check_order(order, n))
-    prompt = build_prompt(question, presented, system, use_chat)
-    scores = np.asarray(backend.score_options(prompt, letter_continuations(n, use_chat)), dtype=float)
+    prompt = with_answer_prefill(build_prompt(question, presented, system, use_chat))
+    scores = np.asarray(backend.score_options(prompt, letter_continuations(n)), dtype=float)
     if scores.shape != (n,):
         raise InputError(
             f"backend.score_options returned shape {scores.shape} for {n} options: expected ({n},)"

@@ -78,20 +78,21 @@ def test_chosen_label_follows_the_presented_order(order, favourite):
     assert abs(sum(answer.probabilities) - 1) < 1e-9
 
 
-def test_plain_prompt_uses_space_letters_and_chat_uses_bare_letters():
+def test_prompts_end_in_answer_colon_and_letters_carry_their_space():
     backend = LetterBackend(0)
     ask_multiple_choice(backend, "What is 2 + 2?", ["3", "4", "5", "6"])
     prompt, conts = backend.calls[-1]
     assert isinstance(prompt, str) and prompt.endswith("\nAnswer:") and "B. 4" in prompt
-    assert conts == [" A", " B", " C", " D"] == letter_continuations(4, chat=False)
+    assert conts == [" A", " B", " C", " D"] == letter_continuations(4)
     ask_multiple_choice(backend, "What is 2 + 2?", ["3", "4", "5", "6"], system="Be honest.")
     prompt, conts = backend.calls[-1]
     from models.chat import Dialogue
 
     assert isinstance(prompt, Dialogue)
-    assert [m.role for m in prompt.messages] == ["system", "user"]
+    assert [m.role for m in prompt.messages] == ["system", "user", "assistant"]
     assert prompt.messages[0].content == "Be honest."
-    assert conts == ["A", "B", "C", "D"]
+    assert prompt.messages[-1].content == "Answer:"  # prefill: same " A" continuation as plain text
+    assert conts == [" A", " B", " C", " D"]
     assert ask_multiple_choice(backend, "Q", ["a", "b"], chat=True).chat is True
 
 
