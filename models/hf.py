@@ -57,7 +57,8 @@ class TransformersBackend(BackendBase):
         self.name = name or folder.name
         self.n_layers = len(self._blocks)
         self.d_model = int(cfg.hidden_size)
-        self.n_ctx = int(n_ctx or getattr(cfg, "max_position_embeddings", 2048))
+        # Same default cap as llama.cpp (2048) so both backends refuse the same over-long inputs.
+        self.n_ctx = int(n_ctx or min(getattr(cfg, "max_position_embeddings", 2048), 2048))
         self.batch_size = batch_size
         self.fingerprint = fingerprint or folder_fingerprint(folder)
         self.chat_template = self.tokenizer.chat_template if isinstance(self.tokenizer.chat_template, str) else None

@@ -1,0 +1,94 @@
+"""`liedar extract`: hidden states of a statement file, cached, written as npz + JSON.
+
+Example::
+
+    liedar extract --model smollm2-135m --data cities.csv --layers 6,12 --position last --output out/
+
+writes ``out/activations.npz`` (``hidden`` float32 [n, n_layers, d], ``labels``, ``layers``)
+and ``out/metadata.json`` (model, backend, fingerprint, layers, position, counts, timing).
+Activations go through the on-disk cache, so an interrupted run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "extract",
+        help="extract hidden states of a statement file (cached, resumable)",
+        description="Run a model over a statement,label CSV or a JSONL file and save the hidden states "
+        "at the chosen layers (0 = embeddings, i = block i, n+1 = final norm).",
+    )
+    p.add_argument("--model", required=True, help="built-in name (smollm2-135m, gemma3-270m), .gguf file or HF folder")
+    p.add_argument("--backend", choices=["transformers", "llamacpp"], default="transformers")
+    p.add_argument("--data", required=True, help="statement,label CSV (extra columns ignored), JSONL, or a built-in set")
+    p.add_argument("--layers", required=True, help="comma-separated layer numbers, e.g. 6,12")
+    p.add_argument("--position", choices=["last", "mean"], default="last", help="token pooling (default: last)")
+    p.add_argument("--output", required=True, help="output directory")
+    p.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
+    p.add_argument("--no-cache", action="store_true", help="skip the activation cache")
+    p.set_defaults(func=run)
+
+
+def parse_layers(spec: str) -> list[int]:
+    from liedar.errors import InputError
+
+    try:
+        layers = [int(x) for x in spec.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"--layers {spec!r} must be comma-separated integers, e.g. 6,12") from None
+    if not layers:
+        raise InputError("--layers is empty; give e.g. 6,12")
+    return layers
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    import time
+    from pathlib import Path
+
+    import numpy as np
+
+    import models
+    from models.cache import cached_hidden_states
+    from models.storage import atomic_file
+    from probes.datasets import resolve_data
+
+    layers = parse_layers(args.layers)
+    data = resolve_data(args.data)
+    backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
+    backend.check_layers(layers)
+    started = time.perf_counter()
+    stats: dict = {"computed": len(data.inputs), "reused": 0}
+    if args.no_cache:
+        hidden = backend.hidden_states(data.inputs, layers, args.position, progress=True)
+    else:
+        hidden = cached_hidden_states(backend, data.inputs, layers, args.position, progress=True, stats=stats)
+    seconds = time.perf_counter() - started
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    with atomic_file(out / "activations.npz") as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, hidden=hidden, labels=data.labels, layers=np.array(layers))
+    meta = {
+        "model": args.model,
+        "name": backend.name,
+        "backend": backend.kind,
+        "fingerprint": backend.fingerprint,
+        "n_layers": backend.n_layers,
+        "d_model": backend.d_model,
+        "layers": layers,
+        "position": args.position,
+        "data": args.data,
+        "n_inputs": len(data.inputs),
+        "computed": stats["computed"],
+        "reused_from_cache": stats["reused"],
+        "seconds": round(seconds, 3),
+        "arrays": {"hidden": list(hidden.shape), "labels": [len(data.labels)]},
+    }
+    with atomic_file(out / "metadata.json") as tmp:
+        tmp.write_text(json.dumps(meta, indent=2))
+    print(f"wrote {out / 'activations.npz'} {tuple(hidden.shape)} ({stats['reused']} inputs from cache) in {seconds:.1f}s")
+    return 0

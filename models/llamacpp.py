@@ -1,0 +1,284 @@
+"""LlamaCppBackend: a GGUF run by llama.cpp (llama-cpp-python 0.3.36), hidden states included.
+
+llama-cpp-python exposes no intermediate states, so we give our own llama.cpp context an
+eval callback (``cb_eval``) that copies the tensors we ask for out of the compute graph
+(facts measured in ../shared/notes/llamacpp-capture.md):
+
+* layer 0 = the embeddings as the first block sees them: ``inp_scaled`` when the
+  architecture scales them (Gemma), else ``inp_embd``;
+* layer i (1..n) = ``l_out-{i-1}``; layer n+1 = ``result_norm``;
+* llama.cpp trims the *last* block's output to the rows that need logits, so whenever
+  layer n or n+1 is captured every token is marked as an output;
+* a decode longer than ``n_ubatch`` calls back once per micro-batch: pieces are joined;
+* the ctypes callback object is kept on ``self`` for the context's whole life.
+
+The Python struct below mirrors ``ggml_tensor`` of the llama.cpp vendored in 0.3.36. The
+layout is verified on every captured tensor (F32 type, 2-D shape with d_model columns and
+``ggml_nbytes == rows * cols * 4``); a mismatch raises IncompatibleError instead of
+returning garbage.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from liedar.errors import IncompatibleError, InputError, ModelUnavailableError
+from models.base import BackendBase
+from models.storage import sha256_file
+
+DEFAULT_N_CTX = 2048
+GGML_TYPE_F32 = 0
+
+
+class _GGMLTensor(ctypes.Structure):
+    # ggml.h: GGML_MAX_DIMS 4, GGML_MAX_SRC 10, GGML_MAX_OP_PARAMS 64 bytes, GGML_MAX_NAME 64
+    _fields_ = [
+        ("type", ctypes.c_int),
+        ("buffer", ctypes.c_void_p),
+        ("ne", ctypes.c_int64 * 4),
+        ("nb", ctypes.c_size_t * 4),
+        ("op", ctypes.c_int),
+        ("op_params", ctypes.c_int32 * 16),
+        ("flags", ctypes.c_int32),
+        ("src", ctypes.c_void_p * 10),
+        ("view_src", ctypes.c_void_p),
+        ("view_offs", ctypes.c_size_t),
+        ("data", ctypes.c_void_p),
+        ("name", ctypes.c_char * 64),
+        ("extra", ctypes.c_void_p),
+        ("padding", ctypes.c_char * 8),
+    ]
+
+
+class LlamaCppBackend(BackendBase):
+    kind = "llamacpp"
+
+    def __init__(self, gguf: Path, *, name: Optional[str] = None, n_threads: Optional[int] = None,
+                 n_ctx: Optional[int] = None, n_ubatch: int = 512, fingerprint: Optional[str] = None):
+        try:
+            import llama_cpp
+            from llama_cpp import llama_cpp as L
+            from llama_cpp._ggml import libggml
+        except ImportError as exc:
+            raise ModelUnavailableError(
+                "llama-cpp-python is not installed; run scripts/bootstrap.sh (it builds llama-cpp-python==0.3.36)"
+            ) from exc
+        gguf = Path(gguf)
+        threads = int(n_threads or 2)
+        # The Llama object supplies the model and vocabulary; its own tiny context is unused.
+        self.llm = llama_cpp.Llama(model_path=str(gguf), n_ctx=32, n_batch=32, n_threads=threads, verbose=False)
+        self._L, self._ggml = L, libggml
+        libggml.ggml_backend_tensor_get.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t]
+        libggml.ggml_backend_tensor_get.restype = None
+        libggml.ggml_nbytes.argtypes = [ctypes.c_void_p]
+        libggml.ggml_nbytes.restype = ctypes.c_size_t
+        model = self.llm.model
+        self._vocab = L.llama_model_get_vocab(model)
+        self.name = name or gguf.stem
+        self.n_layers = int(L.llama_model_n_layer(model))
+        self.d_model = int(L.llama_model_n_embd(model))
+        train_ctx = int(L.llama_model_n_ctx_train(model))
+        self.n_ctx = int(n_ctx or min(DEFAULT_N_CTX, train_ctx))
+        self.fingerprint = fingerprint or sha256_file(gguf)
+        meta = self.llm.metadata
+        self.chat_template = meta.get("tokenizer.chat_template") or None
+        self._add_bos = bool(L.llama_vocab_get_add_bos(self._vocab))
+        self.bos_token = self._piece(self.llm.token_bos()) if self.llm.token_bos() >= 0 else ""
+        self.eos_token = self._piece(self.llm.token_eos()) if self.llm.token_eos() >= 0 else ""
+
+        self._want: set[bytes] = set()
+        self._acts: dict[bytes, list[np.ndarray]] = {}
+        self._layout_error: Optional[str] = None
+        self._callback = L.ggml_backend_sched_eval_callback(self._on_tensor)  # keep referenced
+        params = L.llama_context_default_params()
+        params.n_ctx = params.n_batch = self.n_ctx
+        params.n_ubatch = min(n_ubatch, self.n_ctx)
+        params.n_threads = params.n_threads_batch = threads
+        params.cb_eval = self._callback
+        params.cb_eval_user_data = None
+        self._ctx = L.llama_init_from_model(model, params)
+        if not self._ctx:
+            raise ModelUnavailableError(f"llama.cpp could not create a context of {self.n_ctx} tokens for {gguf}")
+        self._n_vocab = int(L.llama_vocab_n_tokens(self._vocab))
+        self._n_past = 0
+        self._embd_name = self._find_embedding_tensor()
+
+    def __del__(self):
+        ctx = getattr(self, "_ctx", None)
+        if ctx:
+            self._L.llama_free(ctx)
+            self._ctx = None
+
+    # ---- the eval callback ---------------------------------------------------------------
+    def _on_tensor(self, t_ptr, ask, _user):
+        try:
+            t = _GGMLTensor.from_address(t_ptr)
+            name = t.name
+            if ask:
+                return name in self._want
+            if name in self._want:
+                rows, cols = int(t.ne[1]), int(t.ne[0])
+                nbytes = int(self._ggml.ggml_nbytes(t_ptr))
+                if (t.type != GGML_TYPE_F32 or cols != self.d_model or t.ne[2] != 1 or t.ne[3] != 1
+                        or nbytes != rows * cols * 4):
+                    self._layout_error = (
+                        f"tensor {name.decode()} reads as type {t.type}, shape {list(t.ne)}, {nbytes} bytes: the "
+                        "ggml_tensor layout in models/llamacpp.py does not match this llama.cpp build; use "
+                        "llama-cpp-python==0.3.36"
+                    )
+                    return True
+                buf = np.empty((rows, cols), dtype=np.float32)
+                self._ggml.ggml_backend_tensor_get(t_ptr, buf.ctypes.data, 0, buf.nbytes)
+                self._acts.setdefault(name, []).append(buf)
+            return True
+        except Exception as exc:  # never let an exception cross into C
+            self._layout_error = f"eval callback failed: {exc}"
+            return True
+
+    def _tensor_name(self, layer: int) -> bytes:
+        if layer == 0:
+            return self._embd_name
+        if layer <= self.n_layers:
+            return f"l_out-{layer - 1}".encode()
+        return b"result_norm"
+
+    def _find_embedding_tensor(self) -> bytes:
+        """Gemma scales embeddings (``inp_scaled``); most models feed ``inp_embd`` directly."""
+        self._want = {b"inp_scaled", b"inp_embd"}
+        self._acts = {}
+        self._run(self.llm.tokenize(b"Hello", add_bos=self._add_bos), all_logits=False)
+        return b"inp_scaled" if b"inp_scaled" in self._acts else b"inp_embd"
+
+    # ---- decoding --------------------------------------------------------------------------
+    def _run(self, ids: list[int], *, all_logits: bool, start: int = 0) -> None:
+        L = self._L
+        if start == 0:
+            L.llama_memory_clear(L.llama_get_memory(self._ctx), True)
+        batch = L.llama_batch_init(len(ids), 0, 1)
+        try:
+            for i, tok in enumerate(ids):
+                batch.token[i] = tok
+                batch.pos[i] = start + i
+                batch.n_seq_id[i] = 1
+                batch.seq_id[i][0] = 0
+                batch.logits[i] = 1 if (all_logits or i == len(ids) - 1) else 0
+            batch.n_tokens = len(ids)
+            self._layout_error = None
+            rc = L.llama_decode(self._ctx, batch)
+        finally:
+            L.llama_batch_free(batch)
+        if rc != 0:
+            raise InputError(f"llama.cpp could not decode {len(ids)} tokens (code {rc}); shorten the input or raise n_ctx")
+        if self._layout_error:
+            raise IncompatibleError(self._layout_error)
+        self._n_past = start + len(ids)
+
+    def _logits(self, n_rows: int) -> np.ndarray:
+        ptr = self._L.llama_get_logits(self._ctx)
+        return np.ctypeslib.as_array(ptr, shape=(n_rows, self._n_vocab)).copy()
+
+    def _run_capture(self, ids: list[int], layers: list[int], start: int = 0) -> np.ndarray:
+        names = [self._tensor_name(x) for x in layers]
+        self._want, self._acts = set(names), {}
+        trimmed = any(x >= self.n_layers for x in layers)
+        self._run(ids, all_logits=trimmed, start=start)
+        out = []
+        for name in names:
+            pieces = self._acts.get(name)
+            if not pieces:
+                raise IncompatibleError(f"llama.cpp produced no tensor {name.decode()} for {self.name}; this architecture names its layers differently")
+            full = np.concatenate(pieces)
+            if full.shape[0] != len(ids):
+                raise IncompatibleError(f"tensor {name.decode()} has {full.shape[0]} rows for {len(ids)} tokens")
+            out.append(full)
+        self._want, self._acts = set(), {}
+        return np.stack(out, axis=1)
+
+    # ---- primitives --------------------------------------------------------------------
+    def _tokenize(self, text, templated):
+        add_bos = self._add_bos and not templated
+        data = text.encode("utf-8")
+        ids = self.llm.tokenize(data, add_bos=add_bos, special=True)
+        pieces = [self._piece_bytes(t) for t in ids]
+        skip = 1 if add_bos and ids and ids[0] == self.llm.token_bos() else 0
+        byte_spans = _align(data, pieces[skip:])
+        char_of = _byte_to_char(text)
+        offsets = [(0, 0)] * skip + [(char_of[a], char_of[b]) for a, b in byte_spans]
+        return list(ids), offsets
+
+    def _forward(self, batch, layers):
+        return [self._run_capture(list(seq), layers) for seq in batch]
+
+    def _token_logprobs(self, batch):
+        out = []
+        for seq in batch:
+            self._want = set()
+            self._run(list(seq), all_logits=True)
+            logits = self._logits(len(seq)).astype(np.float64)
+            logp = logits - logits.max(axis=1, keepdims=True)
+            logp -= np.log(np.exp(logp).sum(axis=1, keepdims=True))
+            out.append(logp[np.arange(len(seq) - 1), np.asarray(seq[1:])].astype(np.float64))
+        return out
+
+    def _gen_begin(self, ids, hook_layer):
+        self._want = set()
+        self._run(list(ids), all_logits=False)
+        return self._logits(1)[0]
+
+    def _gen_feed(self, token, hook_layer):
+        if hook_layer is None:
+            self._want = set()
+            self._run([token], all_logits=True, start=self._n_past)
+            return self._logits(1)[0], None
+        hidden = self._run_capture([token], [hook_layer], start=self._n_past)[0, 0]
+        return self._logits(1)[0], hidden
+
+    def _piece_bytes(self, token: int) -> bytes:
+        buf = ctypes.create_string_buffer(64)
+        n = self._L.llama_token_to_piece(self._vocab, token, buf, len(buf), 0, True)
+        if n < 0:
+            buf = ctypes.create_string_buffer(-n)
+            n = self._L.llama_token_to_piece(self._vocab, token, buf, len(buf), 0, True)
+        return buf.raw[:n]
+
+    def _piece(self, token):
+        return self._piece_bytes(token).decode("utf-8", errors="replace")
+
+    def _decode(self, ids):
+        return self.llm.detokenize(ids, special=False).decode("utf-8", errors="replace")
+
+    def _is_end(self, token):
+        return bool(self._L.llama_vocab_is_eog(self._vocab, token))
+
+
+def _align(data: bytes, pieces: list[bytes]) -> list[tuple[int, int]]:
+    """Byte span of each token piece in `data` (pieces normally concatenate to it exactly;
+    SentencePiece vocabularies may prefix the first piece with a space that is not in the text)."""
+    spans, cursor = [], 0
+    for p in pieces:
+        if data.startswith(p, cursor):
+            spans.append((cursor, cursor + len(p)))
+            cursor += len(p)
+            continue
+        stripped = p.lstrip(b" ")
+        at = data.find(stripped, cursor) if stripped else -1
+        if at >= 0:
+            spans.append((at, at + len(stripped)))
+            cursor = at + len(stripped)
+        else:
+            spans.append((cursor, cursor))
+    return spans
+
+
+def _byte_to_char(text: str) -> list[int]:
+    """Map every byte offset of text.encode() (0..len inclusive) to a character offset;
+    bytes inside a multi-byte character map to the character's start."""
+    table = []
+    for ci, ch in enumerate(text):
+        table.extend([ci] * len(ch.encode("utf-8")))
+    table.append(len(text))
+    return table
