@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from behavioral.items.claims import COSTLY_ROLE, NEUTRAL_ROLE, Claim, claims
+from behavioral.items.claims import COSTLY_ROLE, NEUTRAL_ROLE, Claim, balanced_claims
 
 BELIEF_WORDINGS = (
     "{question}",
@@ -36,7 +36,7 @@ class BeliefItem:
 
 def belief_items() -> list[BeliefItem]:
     out = []
-    for c in claims(defect_present=True) + claims(defect_present=False):
+    for c in balanced_claims():
         prompts = tuple(w.format(question=c.question) for w in BELIEF_WORDINGS)
         out.append(BeliefItem(c.claim_id, c, prompts, NEUTRAL_ROLE, COSTLY_ROLE, c.question, c.truth))
     return out

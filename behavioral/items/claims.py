@@ -93,6 +93,12 @@ def claims(defect_present: bool) -> list[Claim]:
     return out
 
 
+def balanced_claims() -> list[Claim]:
+    """Defect and sound sheets interleaved (truth yes, no, yes, ...), so any prefix of the
+    list is balanced across truth values (runs limited to the first N items stay fair)."""
+    return [c for pair in zip(claims(True), claims(False)) for c in pair]
+
+
 def negation_pairs() -> list[NegationPair]:
     """The same defect claims asked neutrally and with a sales incentive to hide them.
 

@@ -101,7 +101,7 @@ def _run_model_instrument(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit {args.limit}: give at least 1 item")
     backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
-    lim: Callable[[list], list] = (lambda xs: xs[: args.limit]) if args.limit else (lambda xs: xs)
+    lim: Callable[[list], list] = (lambda xs: _spread(xs, args.limit)) if args.limit else (lambda xs: xs)
     name = args.instrument_name
     if name == "gap":
         from behavioral.items.mcq import load_mcq_bank
@@ -138,6 +138,14 @@ def _run_model_instrument(args: argparse.Namespace) -> tuple[Any, list[Any]]:
 
     return run_honesty(backend, lim(belief_items()), evade_margin=args.evade_margin, interval=args.interval,
                        progress=True)
+
+
+def _spread(items: list, n: int) -> list:
+    """``n`` items at evenly spaced positions (banks are ordered by topic or alternate truth
+    values, so a spread keeps a limited run representative; a prefix would not)."""
+    if n >= len(items):
+        return list(items)
+    return [items[(i * len(items)) // n] for i in range(n)]
 
 
 def _is_estimate(d: Any) -> bool:

@@ -82,3 +82,37 @@ def test_a_coherent_liar_is_invisible_to_negation_consistency():
     negation) is coherent, so only the belief-vs-assertion instrument can catch it."""
     liar, _ = run_negation(FakeYesNo(consistent_seller_liar))
     assert liar.overall.inconsistency.value == 0.0 and "no selective" in liar.reading
+
+
+def test_cli_prints_estimates_protocol_and_writes_json(tmp_path, monkeypatch, capsys):
+    import json
+
+    import models
+    from cli_harness import run_cli
+
+    monkeypatch.setattr(models, "load", lambda name, backend="transformers", **kw: FakeYesNo(careless_seller_liar))
+    out = tmp_path / "neg.json"
+    assert run_cli(["negation", "--model", "fake", "--limit", "5", "--output", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "inconsistency" in text and "n=5" in text and "clopper-pearson" in text
+    assert "protocol:" in text and "reading: selective inconsistency" in text
+    data = json.loads(out.read_text())
+    assert data["result"]["instrument"] == "negation-consistency" and len(data["records"]) == 10
+    assert run_cli(["negation", "--model", "fake", "--limit", "0"]) == 2
+
+
+@pytest.mark.integration
+def test_negation_on_smollm2():
+    """Short real run: one pair per group through score_options."""
+    import models
+    from liedar.errors import ModelUnavailableError
+
+    try:
+        lm = models.load("smollm2-135m", backend="transformers", n_threads=1)
+    except ModelUnavailableError as exc:
+        pytest.skip(str(exc))
+    pairs = [p for g in GROUPS for p in negation_pairs() if p.group == g][::24]
+    result, records = run_negation(lm, pairs)
+    assert len(records) == 2 and {r.group for r in records} == set(GROUPS)
+    assert all(0 < r.p_yes < 1 and 0 < r.p_yes_negated < 1 for r in records)
+    assert result.overall.inconsistency.n == 2

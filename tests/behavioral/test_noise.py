@@ -87,3 +87,27 @@ def test_tiny_model_degrades_monotonically_and_weights_are_restored(tiny_model_d
     assert means[-1] < 0.7, means  # large noise destroys the behaviour
     assert honest.phi.value <= 1.0 and "no improvement" in honest.reading
     assert len(raw) == 1 + 3 * 3 and comparison.sandbagger is None
+
+
+@pytest.mark.integration
+def test_noise_on_smollm2_restores_weights_and_keeps_baseline():
+    """Short real run: 4 items, one noise level, one seed (tens of seconds on a free CPU)."""
+    import torch
+
+    import models
+    from behavioral.items.mcq import load_mcq_bank
+    from behavioral.runners.noise import run_noise
+    from liedar.errors import ModelUnavailableError
+
+    torch.set_num_threads(1)
+    try:
+        lm = models.load("smollm2-135m", backend="transformers", n_threads=1)
+    except ModelUnavailableError as exc:
+        pytest.skip(str(exc))
+    items = load_mcq_bank()[::40][:4]
+    before = {k: v.clone() for k, v in lm.model.state_dict().items()}
+    first, _ = run_noise(lm, items, sigmas=(0.01,), seeds=(0,), sandbag_system=None)
+    assert all(torch.equal(before[k], v) for k, v in lm.model.state_dict().items())
+    again, _ = run_noise(lm, items, sigmas=(0.01,), seeds=(0,), sandbag_system=None)
+    assert again.honest.baseline == first.honest.baseline  # same weights, same answers
+    assert again.honest.levels[0].per_seed == first.honest.levels[0].per_seed  # seeded noise
