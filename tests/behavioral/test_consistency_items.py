@@ -119,3 +119,20 @@ def test_to_dict_is_json_safe():
     answer = ask_multiple_choice(LetterBackend(1), "Q", ["a", "b", "c"], order=[2, 0, 1])
     d = json.loads(json.dumps(answer.to_dict()))
     assert d["label"] == "a" and d["letter"] == "B"
+
+
+def test_tiny_real_backend_scores_letters_right_after_the_prefill(tiny_model_dir):
+    torch = pytest.importorskip("torch")
+    torch.set_num_threads(1)
+    import models
+    from behavioral.runners.common import build_prompt, with_answer_prefill
+    from models.chat import render
+
+    lm = models.load(str(tiny_model_dir))
+    answer = ask_multiple_choice(lm, "What is 2 + 2?", ["3", "4", "5", "6"], system="Be honest.")
+    assert answer.chat and len(answer.logprobs) == 4 and np.all(np.isfinite(answer.logprobs))
+    prompt = with_answer_prefill(build_prompt("What is 2 + 2?", ["3", "4", "5", "6"], "Be honest.", True))
+    rendered = render(prompt, lm.chat_template, add_generation_prompt=True).text
+    assert rendered.endswith("Answer:")  # the prefill stops the template right after the colon
+    plain = ask_multiple_choice(lm, "What is 2 + 2?", ["3", "4", "5", "6"])
+    assert not plain.chat and len(plain.logprobs) == 4
