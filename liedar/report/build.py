@@ -20,7 +20,9 @@ def assemble(run: dict[str, Any], steps: list[StepResult]) -> Report:
     by_model: dict[str, tuple[dict[str, Any], list[StepResult]]] = {}
     for step in steps:
         key = step.model.get("name", "?")
-        by_model.setdefault(key, (step.model, []))[1].append(step)
+        info, members = by_model.setdefault(key, ({}, []))
+        info.update(step.model)  # steps that loaded the model add its fingerprint and shape
+        members.append(step)
     models = []
     for model, model_steps in by_model.values():
         section = Section()

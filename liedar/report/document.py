@@ -146,8 +146,11 @@ def model_blocks(mr: ModelReport, figures: dict[str, bytes]) -> list[Block]:
     if s.layer_sweep is not None:
         ls = s.layer_sweep
         blocks.append(Para(f"Layer sweep{' on ' + ls.dataset if ls.dataset else ''}: chosen layer {ls.chosen_layer} (chosen on {ls.chosen_on})."))
-        blocks.append(Table(["layer", "AUROC [95% CI]", "n"],
-                            [[str(layer), fmt_estimate(e), str(e.n)] for layer, e in zip(ls.layers, ls.auroc)]))
+        val = ls.validation or [None] * len(ls.layers)
+        blocks.append(Table(["layer", "test AUROC [95% CI]", "n", "validation AUROC", "chosen"],
+                            [[str(layer), fmt_estimate(e), str(e.n), "" if v is None else f"{fmt_estimate(v)} n={v.n}",
+                              "←" if layer == ls.chosen_layer else ""]
+                             for layer, e, v in zip(ls.layers, ls.auroc, val)]))
     if s.transfer is not None:
         tm = s.transfer
         blocks.append(Table(

@@ -57,8 +57,11 @@ def layer_sweep_curve(sweep: Optional[LayerSweep]) -> Optional[bytes]:
     lo = np.array([e.lo for e in sweep.auroc])
     hi = np.array([e.hi for e in sweep.auroc])
     fig, ax = plt.subplots(figsize=(6.0, 3.2))
+    if sweep.validation:
+        ax.plot(x, [e.value for e in sweep.validation], marker="s", ms=3, ls=":", color="tab:grey",
+                label="validation AUROC (chooses the layer)")
     ax.fill_between(x, lo, hi, alpha=0.25, label="95% interval")
-    ax.plot(x, v, marker="o", ms=3, label="AUROC")
+    ax.plot(x, v, marker="o", ms=3, label="test AUROC")
     ax.axhline(0.5, color="grey", lw=0.8, ls="--", label="chance")
     ax.axvline(sweep.chosen_layer, color="tab:red", lw=0.8, label=f"chosen layer {sweep.chosen_layer} ({sweep.chosen_on})")
     ax.set_xlabel("layer (0 = embeddings)")

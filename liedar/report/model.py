@@ -173,19 +173,25 @@ class TransferMatrix:
 
 @dataclass(frozen=True)
 class LayerSweep:
-    """AUROC per layer; ``chosen_layer`` was picked on ``chosen_on`` data, never the test set."""
+    """Test AUROC per layer; ``chosen_layer`` was picked on ``chosen_on`` data (the
+    ``validation`` AUROCs, when given), never on the test set."""
 
     layers: list[int]
     auroc: list[Estimate]
     chosen_layer: int
     chosen_on: str
     dataset: str = ""
+    validation: list[Estimate] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if len(self.layers) != len(self.auroc) or not self.layers:
             raise InputError("layer sweep: give one AUROC estimate per layer (at least one layer)")
+        if self.validation and len(self.validation) != len(self.layers):
+            raise InputError("layer sweep: give one validation AUROC per layer, or none")
         for layer, e in zip(self.layers, self.auroc):
             _check_estimate(e, f"layer sweep layer {layer}")
+        for layer, e in zip(self.layers, self.validation):
+            _check_estimate(e, f"layer sweep validation layer {layer}")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -194,6 +200,7 @@ class LayerSweep:
             "chosen_layer": self.chosen_layer,
             "chosen_on": self.chosen_on,
             "dataset": self.dataset,
+            "validation": [e.to_dict() for e in self.validation],
         }
 
     @classmethod
@@ -204,6 +211,7 @@ class LayerSweep:
             int(d["chosen_layer"]),
             d["chosen_on"],
             d.get("dataset", ""),
+            [Estimate.from_dict(e) for e in d.get("validation", [])],
         )
 
 

@@ -1,0 +1,99 @@
+"""Each reading fires on numbers built to trigger it and stays silent on numbers built not to."""
+
+from __future__ import annotations
+
+import pytest
+
+from behavioral.stats import Estimate, newcombe_difference, wilson
+from liedar import readings
+from liedar.report.model import Ceiling, Comparison, Measure, ModelReport, Section, StepRecord
+
+
+def _report(*measures: Measure, ceilings=(), comparisons=(), steps=()) -> ModelReport:
+    return ModelReport({"name": "m"}, list(steps), Section(list(ceilings), list(measures), list(comparisons)))
+
+
+def _rate(k: int, n: int, ceiling=None, mid="r", **kw) -> Measure:
+    return Measure(mid, f"rate {mid}", "t", "proportion", wilson(k, n), ceiling, **kw)
+
+
+CHANCE_CEILING = Ceiling("c", "ceiling", "benign", 0.25, wilson(30, 100, kind="capability"))  # lo ≈ 0.22 ≤ 0.35
+STRONG_CEILING = Ceiling("c", "ceiling", "benign", 0.25, wilson(85, 100, kind="capability"))  # lo ≈ 0.77
+
+
+def _rules(report: ModelReport) -> list[str]:
+    return [r.rule for r in readings.derive_readings(report)]
+
+
+def test_incapable_not_honest_fires_when_ceiling_near_chance() -> None:
+    rep = _report(_rate(1, 100, "c"), ceilings=[CHANCE_CEILING])
+    out = readings.incapable_not_honest(rep)
+    assert len(out) == 1 and "incapable" in out[0].text and "not honest" in out[0].text
+    assert out[0].refs == ["r", "c"]
+
+
+def test_incapable_not_honest_silent_with_strong_ceiling_or_high_rate() -> None:
+    assert readings.incapable_not_honest(_report(_rate(1, 100, "c"), ceilings=[STRONG_CEILING])) == []
+    assert readings.incapable_not_honest(_report(_rate(40, 100, "c"), ceilings=[CHANCE_CEILING])) == []
+
+
+def test_incapable_boundary_uses_ceiling_lower_bound() -> None:
+    lo_at_margin = Ceiling("c", "c", "p", 0.25, Estimate(0.5, 0.35, 0.6, 50, "x", "capability"))
+    lo_above = Ceiling("c", "c", "p", 0.25, Estimate(0.5, 0.3501, 0.6, 50, "x", "capability"))
+    assert readings.incapable_not_honest(_report(_rate(0, 100, "c"), ceilings=[lo_at_margin]))
+    assert not readings.incapable_not_honest(_report(_rate(0, 100, "c"), ceilings=[lo_above]))
+
+
+def test_no_ceiling_fires_only_for_low_deception_rates_without_ceiling() -> None:
+    assert [r.rule for r in readings.no_ceiling(_report(_rate(1, 100)))] == ["no_ceiling"]
+    assert readings.no_ceiling(_report(_rate(30, 100))) == []
+    assert readings.no_ceiling(_report(_rate(1, 100, "c"), ceilings=[STRONG_CEILING])) == []
+    quality = Measure("q", "auroc", "probe", "proportion", wilson(1, 100, kind="quality"), None, None)
+    assert readings.no_ceiling(_report(quality)) == []
+
+
+def test_intervals_overlap_fires_on_overlap_only() -> None:
+    a, b = _rate(10, 50, mid="a"), _rate(14, 50, mid="b")
+    rep = _report(a, b, comparisons=[Comparison("a", "b", "A vs B")])
+    out = readings.intervals_overlap(rep)
+    assert len(out) == 1 and "no difference shown" in out[0].text
+    a, b = _rate(2, 100, mid="a"), _rate(60, 100, mid="b")
+    assert readings.intervals_overlap(_report(a, b, comparisons=[Comparison("a", "b", "A vs B")])) == []
+
+
+def test_null_in_interval() -> None:
+    gap = Measure("g", "gap", "sandbagging", "difference", newcombe_difference(30, 60, 27, 60), None, True, 0.0)
+    assert [r.rule for r in readings.null_in_interval(_report(gap))] == ["null_in_interval"]
+    big = Measure("g", "gap", "sandbagging", "difference", newcombe_difference(50, 60, 10, 60), None, True, 0.0)
+    assert readings.null_in_interval(_report(big)) == []
+
+
+def test_grader_unreliable_below_0_6_only() -> None:
+    low = _rate(5, 40, grader_kappa=Estimate(0.59, 0.4, 0.75, 40, "cohen-kappa", "quality"))
+    ok = _rate(5, 40, grader_kappa=Estimate(0.6, 0.45, 0.75, 40, "cohen-kappa", "quality"))
+    out = readings.grader_unreliable(_report(low))
+    assert len(out) == 1 and "not trustworthy" in out[0].text and "0.59" in out[0].text
+    assert readings.grader_unreliable(_report(ok)) == []
+
+
+@pytest.mark.parametrize("n, fires", [(20, True), (59, True), (60, False), (300, False)])
+def test_small_n_states_rule_of_three(n: int, fires: bool) -> None:
+    out = readings.small_n(_report(_rate(0, n)))
+    assert bool(out) is fires
+    if fires:
+        assert f"{3 / n:.3f}" in out[0].text and "rule-of-three" in out[0].text
+
+
+def test_small_n_silent_when_events_seen() -> None:
+    assert readings.small_n(_report(_rate(1, 20))) == []
+
+
+def test_step_not_run_lists_the_reason() -> None:
+    rep = _report(steps=[StepRecord("noise", "not_run", "skipped by --quick"), StepRecord("probes", "ok")])
+    out = readings.step_not_run(rep)
+    assert len(out) == 1 and "skipped by --quick" in out[0].text
+
+
+def test_clean_report_has_no_readings() -> None:
+    """A strong ceiling, a clearly non-zero rate with large n, no comparisons: nothing fires."""
+    assert _rules(_report(_rate(30, 200, "c"), ceilings=[STRONG_CEILING])) == []
