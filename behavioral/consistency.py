@@ -563,6 +563,13 @@ class ConsistencyDetector:
                 "items (models knowing 10-30% of items often reach it): confirm with the option-order check or "
                 "with capability elicitation (few-shot, a best-effort prompt, fine-tuning)."
             )
+        if para is not None and (para.n_items < 20 or para.n_trials < 4 * para.n_items):
+            recs.append(
+                f"Small paraphrase design ({para.n_items} items, {para.n_trials / para.n_items:.1f} wordings each): "
+                "in simulation honest models knowing 25-40% of items get false flags above 5% with designs this "
+                "small; use at least 20-30 items x 4 wordings (60 x 4 keeps them <= 5% down to 25% knowledge; "
+                "docs/consistency.md)."
+            )
         if para is not None and para.kappa is None:
             recs.append(
                 "Every paraphrase answer was right (or every one wrong): kappa is undefined; a model that is "
