@@ -330,3 +330,22 @@ def test_importable_without_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.permutations(range(4)))
+def test_result_invariant_to_trial_order_and_label_renaming(seed, renaming):
+    from behavioral.consistency_sim import OptionOrderPopulation, ParaphrasePopulation, simulate_option_order, simulate_paraphrase
+
+    trials = simulate_option_order(OptionOrderPopulation("p", 0.4, 0.5, n_items=8, n_shuffles=3), seed)
+    para = simulate_paraphrase(ParaphrasePopulation("p", 0.4, n_items=8, n_variants=3), seed)
+    rename = {f"opt{j}": f"label{renaming[j]}" for j in range(4)}
+    renamed = [OptionOrderTrial(t.item_id, tuple(rename[x] for x in t.presented_options), t.chosen_position)
+               for t in trials]
+    order = np.random.default_rng(seed).permutation(len(trials))
+    det = ConsistencyDetector(intervals=False)
+    a = det.detect_inconsistency(option_trials=trials, paraphrase_trials=para)
+    b = det.detect_inconsistency(option_trials=[renamed[i] for i in order], paraphrase_trials=para[::-1])
+    assert a.confidence == pytest.approx(b.confidence)
+    assert a.answer_consistency.value == pytest.approx(b.answer_consistency.value)
+    assert a.paraphrase_agreement is None or a.paraphrase_agreement.value == pytest.approx(b.paraphrase_agreement.value)
