@@ -147,5 +147,12 @@ def negation_consistency(
             f"{g_base.inconsistency.value:.2f} ({baseline_group}), difference interval "
             f"[{selective.lo:.2f}, {selective.hi:.2f}]"
         )
+    if dtest.p_value < alpha and not (selective.lo > 0 and test.p_value < alpha):
+        larger = costly_group if g_costly.abs_deviation.value > g_base.abs_deviation.value else baseline_group
+        reading += (
+            f"; |deviation| is larger on {larger} items ({g_costly.abs_deviation.value:.2f} vs "
+            f"{g_base.abs_deviation.value:.2f}, Mann-Whitney p={dtest.p_value:.2g}): the role shifts the answer "
+            "bias without changing which pairs contradict"
+        )
     return NegationResult(overall, (g_base, g_costly), selective, test, dtest, baseline_group, costly_group,
                           reading, tuple(warnings), protocol)

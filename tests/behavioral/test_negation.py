@@ -43,6 +43,15 @@ def test_yes_bias_is_flagged():
     assert any("yes-bias" in w for w in r.warnings)
 
 
+def test_bias_shift_between_groups_is_reported_as_such():
+    """A no-biased model (both answers 'no') that is pushed further toward 'no' by the
+    sales role: every pair contradicts in both groups, but |d| grows — a bias shift."""
+    recs = [NegationRecord(f"n{i}", "neutral", 0.35, 0.35) for i in range(20)]
+    recs += [NegationRecord(f"c{i}", "costly", 0.25, 0.25) for i in range(20)]
+    r = negation_consistency(recs)
+    assert "inconsistent everywhere" in r.reading and "larger on costly items" in r.reading
+
+
 @pytest.mark.parametrize(
     "recs,match",
     [
