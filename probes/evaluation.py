@@ -322,6 +322,22 @@ def leave_one_topic_out(
     return out
 
 
+def polarity_transfer(
+    factory: ProbeFactory, X: np.ndarray, statements: StatementSet, *, seed: int = 0
+) -> dict[str, ProbeScore]:
+    """Train on affirmative statements of half the groups; test on the other half's
+    affirmative statements (reference) and negated statements (transfer to negation).
+    Halves are group-disjoint, so a test statement's twin was never seen in training."""
+    first, second = group_split(statements.group, (0.5, 0.5), seed)
+    S_a, S_b = statements.subset(first), statements.subset(second)
+    X_a, X_b = X[first], X[second]
+    train = ~S_a.is_negated
+    out = {}
+    for name, mask in (("affirmative->affirmative", ~S_b.is_negated), ("affirmative->negated", S_b.is_negated)):
+        out[name] = train_test(factory, X_a[train], S_a.subset(train), X_b[mask], S_b.subset(mask), seed=seed)
+    return out
+
+
 # ---- layer sweep ------------------------------------------------------------------------
 
 @dataclass
@@ -398,16 +414,22 @@ def layer_sweep(
 
 # ---- zero-shot baseline -----------------------------------------------------------------
 
-def loglik_scores(backend: Any, statements: StatementSet, *, prefix: str = "", progress: bool = False) -> np.ndarray:
-    """The model's own summed log-probability of each statement (after ``prefix``), negated
-    so that, like a probe score, higher means "more likely false". Plain-text sets only."""
+def loglik_scores(
+    backend: Any, statements: StatementSet, *, prefix: str = "\n", batch: int = 16, progress: bool = False
+) -> np.ndarray:
+    """The model's own summed log-probability of each statement after ``prefix``, negated so
+    that, like a probe score, higher means "more likely false". Plain-text sets only.
+
+    Statements go to ``backend.score_options`` as options of one prompt, ``batch`` at a
+    time (each is scored independently; batching only shares the forward pass)."""
     if any(not isinstance(x, str) for x in statements.inputs):
         raise InputError("the log-likelihood baseline needs plain-text statements, not dialogues")
     from tqdm import tqdm
 
-    out = np.empty(len(statements))
-    for i, text in enumerate(tqdm(statements.inputs, desc="log-likelihood", disable=not progress)):
-        out[i] = -float(np.asarray(backend.score_options(prefix, [text]))[0])
+    texts = list(statements.inputs)
+    out = np.empty(len(texts))
+    for lo in tqdm(range(0, len(texts), batch), desc="log-likelihood", disable=not progress):
+        out[lo: lo + batch] = -np.asarray(backend.score_options(prefix, texts[lo: lo + batch]), dtype=float)
     return out
 
 

@@ -77,3 +77,26 @@ def group_split(
         part_of_group[chunk] = p
     part = part_of_group[inverse]
     return [np.flatnonzero(part == p) for p in range(len(fr))]
+
+
+def cap_per_topic(
+    topics: Sequence, groups: Sequence, max_items: int, seed: Union[int, np.random.Generator] = 0
+) -> np.ndarray:
+    """Indices of a seeded subsample with at most about ``max_items`` items per topic, taking
+    whole groups (twins and shared entities stay together); sorted."""
+    if max_items < 1:
+        raise InputError(f"max_items={max_items}: keep at least one item per topic")
+    topics, groups = np.asarray(topics).astype(str), np.asarray(groups).astype(str)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    keep = []
+    for topic in sorted(set(topics.tolist())):
+        idx = np.flatnonzero(topics == topic)
+        uniq = np.unique(groups[idx])
+        taken = 0
+        for g in uniq[rng.permutation(len(uniq))]:
+            if taken >= max_items:
+                break
+            members = idx[groups[idx] == g]
+            keep.append(members)
+            taken += len(members)
+    return np.sort(np.concatenate(keep))
