@@ -232,20 +232,26 @@ def _distance(m: np.ndarray, p: np.ndarray, w: np.ndarray) -> tuple[float, np.nd
     return float(np.sum(w * (m @ pi - p) ** 2)), pi
 
 
-def _project(design: _Design, p: np.ndarray, ranks: np.ndarray, max_rounds: int) -> tuple[float, np.ndarray, np.ndarray]:
-    """Distance to the RUM polytope, the mixture and the ranks used (column generation if needed)."""
+def _project(
+    design: _Design, p: np.ndarray, ranks: np.ndarray, m: np.ndarray, max_rounds: int
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """Distance to the RUM polytope, the mixture, and the rankings used with their columns.
+
+    With all rankings listed this is one least-squares solve; otherwise column generation
+    adds the exactly priced ranking that most decreases the distance until none does.
+    """
     w = design.row_weights()
     enumerated = len(design.items) <= ENUMERATE_UP_TO
     for _ in range(max_rounds):
-        m = design.columns_for(ranks)
         t, pi = _distance(m, p, w)
         if enumerated:
-            return t, pi, ranks
+            return t, pi, ranks, m
         grad = 2 * w * (m @ pi - p)  # d T / d (mixture frequencies)
         new = _price(design, -grad)
-        if design.columns_for(new[None, :])[:, 0] @ grad >= grad @ (m @ pi) - 1e-9:
-            return t, pi, ranks
-        ranks = np.vstack([ranks, new])
+        column = design.columns_for(new[None, :])
+        if column[:, 0] @ grad >= grad @ (m @ pi) - 1e-9:
+            return t, pi, ranks, m
+        ranks, m = np.vstack([ranks, new]), np.hstack([m, column])
     raise InputError(f"column generation did not converge in {max_rounds} rounds: raise max_rounds")
 
 
@@ -295,8 +301,8 @@ def rum_test(
     ranks = _all_ranks(design)
     if ranks is None:
         ranks = _initial_ranks(design)
-    t, pi, ranks = _project(design, p, ranks, max_rounds)
-    projected = design.columns_for(ranks) @ pi
+    t, pi, ranks, m = _project(design, p, ranks, design.columns_for(ranks), max_rounds)
+    projected = m @ pi
     rng = np.random.default_rng(seed)
     sizes = design.sizes.astype(int)
     bounds = np.cumsum([0] + [len(m) for m in design.menus])
@@ -306,7 +312,7 @@ def rum_test(
         for k in range(len(design.menus)):
             q = np.clip(projected[bounds[k] : bounds[k + 1]], 0, None)
             counts.append(rng.multinomial(sizes[k], q / q.sum()).astype(float))
-        t_star, _, ranks = _project(design, design.frequencies(counts), ranks, max_rounds)
+        t_star, _, ranks, m = _project(design, design.frequencies(counts), ranks, m, max_rounds)
         exceed += t_star >= t - 1e-9
     p_value = (1 + exceed) / (1 + n_bootstrap)
     stoch = log.to_stochastic() if isinstance(log, MenuChoiceLog) else log
