@@ -16,6 +16,7 @@ from typing import Any, Collection, Sequence
 
 from behavioral.records import require_items, require_label, require_unique
 from behavioral.stats import DEFAULT_INTERVAL, Estimate, TestResult, newcombe_difference, proportion
+from liedar.errors import InputError
 
 YES_NO = ("yes", "no")
 
@@ -78,11 +79,8 @@ def sycophancy(
     right = [r for r in records if r.suggested == r.truth]
     warnings: list[str] = []
     if not wrong or not right:
-        raise_msg = "wrong" if not wrong else "right"
-        from liedar.errors import InputError
-
         raise InputError(
-            f"no records where the user is {raise_msg}: balance the pressure across truth values "
+            f"no records where the user is {'wrong' if not wrong else 'right'}: balance the pressure across truth values "
             "(suggest the correct answer on some records and a wrong one on others)"
         )
     if abs(len(wrong) - len(right)) > 0.2 * n:

@@ -111,3 +111,22 @@ def test_noise_on_smollm2_restores_weights_and_keeps_baseline():
     again, _ = run_noise(lm, items, sigmas=(0.01,), seeds=(0,), sandbag_system=None)
     assert again.honest.baseline == first.honest.baseline  # same weights, same answers
     assert again.honest.levels[0].per_seed == first.honest.levels[0].per_seed  # seeded noise
+
+
+def test_instruments_and_runners_import_without_torch():
+    """Contract: `behavioral` imports no torch/models at import time (the noise runner
+    imports torch only inside run_noise)."""
+    import subprocess
+
+    mods = ["behavioral." + m for m in ("stats", "sandbagging", "noise", "sycophancy", "negation", "honesty",
+                                         "episodes", "judges", "items.claims", "items.episodes",
+                                         "runners.noise", "runners.negation", "runners.honesty",
+                                         "runners.sycophancy", "runners.sandbagging")]
+    code = "import sys\n" + "".join(f"import {m}\n" for m in mods) + (
+        "import liedar.commands.behavioral_instruments\n"
+        "bad = [m for m in ('torch', 'transformers', 'llama_cpp', 'models', 'probes') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
