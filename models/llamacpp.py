@@ -5,7 +5,7 @@ eval callback (``cb_eval``) that copies the tensors we ask for out of the comput
 (facts measured in ../shared/notes/llamacpp-capture.md):
 
 * layer 0 = the embeddings as the first block sees them: ``inp_scaled`` when the
-  architecture scales them (Gemma), else ``inp_embd``;
+  architecture scales them (Gemma), else ``embd`` (the token-embedding lookup);
 * layer i (1..n) = ``l_out-{i-1}``; layer n+1 = ``result_norm``;
 * llama.cpp trims the *last* block's output to the rows that need logits, so whenever
   layer n or n+1 is captured every token is marked as an output;
@@ -100,7 +100,10 @@ class LlamaCppBackend(BackendBase):
         params.n_threads = params.n_threads_batch = threads
         params.cb_eval = self._callback
         params.cb_eval_user_data = None
-        self._ctx = L.llama_init_from_model(model, params)
+        from llama_cpp._utils import suppress_stdout_stderr
+
+        with suppress_stdout_stderr(disable=False):  # llama.cpp logs context set-up to stderr
+            self._ctx = L.llama_init_from_model(model, params)
         if not self._ctx:
             raise ModelUnavailableError(f"llama.cpp could not create a context of {self.n_ctx} tokens for {gguf}")
         self._n_vocab = int(L.llama_vocab_n_tokens(self._vocab))
@@ -147,11 +150,14 @@ class LlamaCppBackend(BackendBase):
         return b"result_norm"
 
     def _find_embedding_tensor(self) -> bytes:
-        """Gemma scales embeddings (``inp_scaled``); most models feed ``inp_embd`` directly."""
-        self._want = {b"inp_scaled", b"inp_embd"}
+        """Gemma scales embeddings (``inp_scaled``); most models feed ``embd`` directly."""
+        self._want = {b"inp_scaled", b"embd"}
         self._acts = {}
         self._run(self.llm.tokenize(b"Hello", add_bos=self._add_bos), all_logits=False)
-        return b"inp_scaled" if b"inp_scaled" in self._acts else b"inp_embd"
+        found = b"inp_scaled" if b"inp_scaled" in self._acts else b"embd"
+        if found not in self._acts:
+            raise IncompatibleError(f"llama.cpp shows no embeddings tensor for {self.name}; layer 0 is unavailable")
+        return found
 
     # ---- decoding --------------------------------------------------------------------------
     def _run(self, ids: list[int], *, all_logits: bool, start: int = 0) -> None:

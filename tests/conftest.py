@@ -41,3 +41,25 @@ def tiny_model_dir(tmp_path_factory) -> Path:
     from tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+def _load_or_skip(name: str, backend: str):
+    import models
+    from liedar.errors import ModelUnavailableError
+
+    try:
+        return models.load(name, backend=backend, n_threads=2)
+    except ModelUnavailableError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def smollm2_llamacpp():
+    """The shipped SmolLM2-135M-Instruct through llama.cpp, loaded once per session."""
+    return _load_or_skip("smollm2-135m", "llamacpp")
+
+
+@pytest.fixture(scope="session")
+def smollm2_transformers():
+    """The same GGUF through transformers (dequantized copy in the liedar cache), loaded once."""
+    return _load_or_skip("smollm2-135m", "transformers")

@@ -82,3 +82,31 @@ def test_importing_models_does_not_import_torch():
     code = "import models, models.registry, sys; print('torch' in sys.modules, 'transformers' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def _fake_gemma(tmp_path, monkeypatch, parts, expected):
+    sums = tmp_path / "SHA256SUMS"
+    sums.write_text(f"{expected}  gemma-test.gguf\n")
+    files = {"SHA256SUMS": sums}
+    for i, data in enumerate(parts):
+        p = tmp_path / f"x.part{i:02d}"
+        p.write_bytes(data)
+        files[f".part{i:02d}"] = p
+    monkeypatch.setattr(registry, "_package_file", lambda dist, suffix, install: files[suffix])
+    monkeypatch.setenv("LIEDAR_CACHE", str(tmp_path / "cache"))
+
+
+def test_gemma_chunks_are_assembled_and_checked(tmp_path, monkeypatch):
+    import hashlib
+
+    parts = [b"GGUF" + b"a" * 10, b"b" * 7, b"c" * 3, b"d"]
+    _fake_gemma(tmp_path, monkeypatch, parts, hashlib.sha256(b"".join(parts)).hexdigest())
+    path = registry._gemma3_gguf()
+    assert path.read_bytes() == b"".join(parts) and path.parent == tmp_path / "cache" / "gguf"
+
+
+def test_gemma_checksum_mismatch_leaves_no_file(tmp_path, monkeypatch):
+    _fake_gemma(tmp_path, monkeypatch, [b"GGUF", b"x", b"y", b"z"], "0" * 64)
+    with pytest.raises(ModelUnavailableError, match="expected 000000000000"):
+        registry._gemma3_gguf()
+    assert list((tmp_path / "cache" / "gguf").iterdir()) == []
