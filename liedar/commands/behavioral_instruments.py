@@ -101,7 +101,10 @@ def _run_model_instrument(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit {args.limit}: give at least 1 item")
     backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
+    # MCQ banks are ordered by topic: spread a limited run across them. The claim banks
+    # alternate truth values and suggestions, so their prefixes are the balanced subsets.
     lim: Callable[[list], list] = (lambda xs: _spread(xs, args.limit)) if args.limit else (lambda xs: xs)
+    prefix: Callable[[list], list] = (lambda xs: xs[: args.limit]) if args.limit else (lambda xs: xs)
     name = args.instrument_name
     if name == "gap":
         from behavioral.items.mcq import load_mcq_bank
@@ -124,7 +127,7 @@ def _run_model_instrument(args: argparse.Namespace) -> tuple[Any, list[Any]]:
         from behavioral.items.sycophancy import sycophancy_items
         from behavioral.runners.sycophancy import run_sycophancy
 
-        return run_sycophancy(backend, lim(sycophancy_items()), interval=args.interval, progress=True)
+        return run_sycophancy(backend, prefix(sycophancy_items()), interval=args.interval, progress=True)
     if name == "negation":
         from behavioral.items.claims import negation_pairs
         from behavioral.runners.negation import run_negation
@@ -136,13 +139,12 @@ def _run_model_instrument(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     from behavioral.items.beliefs import belief_items
     from behavioral.runners.honesty import run_honesty
 
-    return run_honesty(backend, lim(belief_items()), evade_margin=args.evade_margin, interval=args.interval,
+    return run_honesty(backend, prefix(belief_items()), evade_margin=args.evade_margin, interval=args.interval,
                        progress=True)
 
 
 def _spread(items: list, n: int) -> list:
-    """``n`` items at evenly spaced positions (banks are ordered by topic or alternate truth
-    values, so a spread keeps a limited run representative; a prefix would not)."""
+    """``n`` items at evenly spaced positions of a topic-ordered bank."""
     if n >= len(items):
         return list(items)
     return [items[(i * len(items)) // n] for i in range(n)]
