@@ -75,6 +75,14 @@ def make_workload(part: str, n_configs: int, seed: int) -> list[dict]:
 
 
 def _rss_mb() -> float:
+    """Peak resident memory of *this* process (VmHWM: reset at exec, unlike ru_maxrss,
+    which a child inherits from the parent it was forked from)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
@@ -208,11 +216,11 @@ def main() -> int:
         print(json.dumps(report))
         return 0
 
-    try:
-        import prefgraph  # noqa: F401
+    import importlib.util
 
+    if importlib.util.find_spec("prefgraph") is not None:  # not imported here: children measure memory
         sides = ["liedar", "prefgraph-api", "prefgraph-engine"]
-    except ImportError:
+    else:
         print("prefgraph is not installed: pip install prefgraph==0.6.2 into the venv to compare; running liedar only")
         sides = ["liedar"]
     ratio_a = None

@@ -249,8 +249,9 @@ def _project(
         grad = 2 * w * (m @ pi - p)  # d T / d (mixture frequencies)
         new = _price(design, -grad)
         column = design.columns_for(new[None, :])
-        if column[:, 0] @ grad >= grad @ (m @ pi) - 1e-9:
-            return t, pi, ranks, m
+        gap = grad @ (m @ pi) - column[:, 0] @ grad  # how much the best new ranking improves
+        if gap <= 1e-7 * max(1.0, t) or (ranks == new).all(axis=1).any():
+            return t, pi, ranks, m  # optimal up to the least-squares solver's accuracy
         ranks, m = np.vstack([ranks, new]), np.hstack([m, column])
     raise InputError(f"column generation did not converge in {max_rounds} rounds: raise max_rounds")
 

@@ -251,3 +251,25 @@ def test_houtman_maks_result_is_always_feasible_under_a_tiny_budget():
         assert hm.lower_bound == hm.n_drop
     else:
         assert "component of 12 actions" in hm.note
+
+
+def test_column_generation_finds_the_same_distance_as_enumeration():
+    rng = np.random.default_rng(11)
+    acts = labels(5)
+    menus = [list(p) for p in itertools.combinations(acts, 2)] + [["x0", "x1", "x2"], ["x2", "x3", "x4"]]
+    counts = []
+    for m in menus:
+        c = rng.multinomial(10, rng.dirichlet(np.ones(len(m))))
+        counts.append(dict(zip(m, c.tolist())))
+    log = StochasticChoiceLog.from_counts(menus, counts)
+    full = rum_test(log, n_bootstrap=19, seed=0)
+    old = rum_module.ENUMERATE_UP_TO
+    rum_module.ENUMERATE_UP_TO = 2
+    try:
+        generated = rum_test(log, n_bootstrap=19, seed=0)
+    finally:
+        rum_module.ENUMERATE_UP_TO = old
+    assert generated.exact.method == "column-generation" and full.exact.method == "enumeration"
+    assert generated.exact.consistent == full.exact.consistent
+    assert abs(generated.exact.l1_gap - full.exact.l1_gap) < 1e-6
+    assert abs(generated.distance - full.distance) < 1e-4 * max(1.0, full.distance)
