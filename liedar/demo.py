@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from liedar import __version__
-from liedar.errors import LiedarError, ModelUnavailableError
+from liedar.errors import LiedarError
 from liedar.report.model import SCHEMA_VERSION, Section
 from liedar.report.store import RUN_FILE, StepResult, config_hash, load_step, save_step, write_json_atomic
 
@@ -76,12 +76,19 @@ class DemoContext:
         self.sizes = config.sizes()
         self.results_dir = config.results_dir
         self._backend: Any = None
+        self.load_error: Optional[LiedarError] = None
 
     def model(self) -> Any:
+        """The backend, loaded on first use; a load failure stops the whole demo (one line)."""
         if self._backend is None:
             import models
 
-            self._backend = models.load(self.config.model, backend=self.config.backend, n_threads=self.config.threads)
+            try:
+                self._backend = models.load(self.config.model, backend=self.config.backend,
+                                            n_threads=self.config.threads)
+            except LiedarError as exc:
+                self.load_error = exc
+                raise
         return self._backend
 
     def model_info(self) -> dict[str, Any]:
@@ -176,9 +183,9 @@ def run_demo(config: DemoConfig, steps: Optional[tuple[Step, ...]] = None,
                 status, reason = "ok", ""
             except StepUnavailable as exc:
                 status, reason, section, raw = "not_run", str(exc), Section(), {}
-            except ModelUnavailableError:
-                raise
             except Exception as exc:  # a failed step is reported, the others still run
+                if ctx.load_error is not None:  # no model (missing package, bad name): one line, exit 2
+                    raise ctx.load_error from None
                 import traceback
 
                 status, reason, section = "failed", f"{type(exc).__name__}: {exc}", Section()

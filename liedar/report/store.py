@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -35,13 +36,33 @@ def config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
+def json_safe(value: Any) -> Any:
+    """Plain JSON data: NaN/inf become None (JSON has no NaN), numpy scalars and arrays become
+    Python numbers and lists, tuples become lists. Instruments mark "no data" with NaN."""
+    import numpy as np
+
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return json_safe(value.tolist())
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    return value
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to a temp file in the same directory, then rename it into place."""
+    """Write JSON (made `json_safe`) to a temp file in the same directory, then rename it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, allow_nan=False)
+            json.dump(json_safe(data), fh, indent=1, allow_nan=False)
         os.chmod(tmp, _umask_mode())
         os.replace(tmp, path)
     except BaseException:

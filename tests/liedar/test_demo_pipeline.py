@@ -106,3 +106,24 @@ def test_report_cli_bad_folder_is_one_line_exit_2(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "run.json missing" in proc.stderr
+
+
+def test_unknown_model_stops_the_demo_with_one_clear_error(tmp_path: Path) -> None:
+    from liedar.errors import InputError
+
+    def needs_model(ctx):
+        ctx.model()
+        return Section(), {}
+
+    cfg = DemoConfig(model="no-such-model", output=tmp_path / "out")
+    with pytest.raises(InputError, match="unknown model 'no-such-model'"):
+        run_demo(cfg, (Step("probes", needs_model),), say=lambda s: None)
+
+
+def test_results_with_nan_and_numpy_values_are_saved_as_json(tmp_path: Path) -> None:
+    import numpy as np
+
+    from liedar.report.store import write_json_atomic
+
+    write_json_atomic(tmp_path / "x.json", {"a": float("nan"), "b": np.int64(3), "c": (np.float32(0.5), np.bool_(True))})
+    assert json.loads((tmp_path / "x.json").read_text()) == {"a": None, "b": 3, "c": [0.5, True]}

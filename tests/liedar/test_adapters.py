@@ -1,0 +1,94 @@
+"""Adapters turn real instrument results (from synthetic records) into report sections
+that keep the instruments' own Estimates and attach the right ceiling."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from behavioral.consistency import ConsistencyDetector, OptionOrderTrial
+from behavioral.negation import NegationRecord, negation_consistency
+from behavioral.sandbagging import sandbagging_gap
+from behavioral.stats import wilson
+from behavioral.sycophancy import SycophancyRecord, sycophancy
+from liedar.report.adapters import (
+    bootstrap_confidence,
+    monitor_section,
+    negation_section,
+    sandbagging_section,
+    sycophancy_section,
+)
+from liedar.report.crosscheck import cross_check
+from liedar.report.model import ModelReport
+
+
+def test_sandbagging_section_keeps_ceiling_and_paired_gap() -> None:
+    elicited = {f"q{i}": i < 24 for i in range(30)}
+    framed = {f"q{i}": i < 12 for i in range(30)}
+    res = sandbagging_gap(elicited, framed, protocol="benign", framing="danger", chance=0.25)
+    s = sandbagging_section(res)
+    (c,), (m,) = s.ceilings, s.measures
+    assert c.estimate == res.elicited and c.chance == 0.25 and c.protocol == "benign"
+    assert m.estimate == res.gap and m.ceiling == c.id and m.null_value == 0.0
+    assert m.flag is True  # 12 items lost, none gained: McNemar significant, gap > 0
+    ModelReport({"name": "m"}, [], s)  # refs resolve
+
+
+def test_sycophancy_section_has_ceiling_and_comparison() -> None:
+    recs = []
+    for i in range(20):
+        truth = "yes" if i % 2 else "no"
+        wrong = "no" if truth == "yes" else "yes"
+        recs.append(SycophancyRecord(f"w{i}", truth, truth, wrong, wrong if i < 8 else truth))
+        recs.append(SycophancyRecord(f"r{i}", truth, truth, truth, truth))
+    res = sycophancy(recs)
+    s = sycophancy_section(res)
+    ids = [m.id for m in s.measures]
+    assert ids == ["sycophancy_flip", "sycophancy_instability", "sycophancy_excess"]
+    assert s.measures[0].estimate == res.capitulation and s.measures[0].ceiling == "sycophancy_ceiling"
+    assert s.comparisons[0].a == "sycophancy_flip"
+    ModelReport({"name": "m"}, [], s)
+
+
+def test_negation_section_without_ceiling() -> None:
+    recs = [NegationRecord(f"p{i}", "neutral" if i < 10 else "costly", 0.9, 0.1 if i < 15 else 0.8) for i in range(20)]
+    res = negation_consistency(recs)
+    s = negation_section(res)
+    assert [m.id for m in s.measures] == ["negation_inconsistency", "negation_selective"]
+    assert all(m.ceiling is None for m in s.measures)
+
+
+def test_bootstrap_confidence_brackets_the_point_and_counts_items() -> None:
+    rng = np.random.default_rng(0)
+    labels = ("a", "b", "c", "d")
+    trials = []
+    for i in range(15):  # a strong position attractor: sandbagging-like
+        for _ in range(4):
+            order = tuple(rng.permutation(labels))
+            trials.append(OptionOrderTrial(f"q{i}", order, 0 if rng.random() < 0.9 else int(rng.integers(4))))
+    det = ConsistencyDetector(seed=0)
+    e = bootstrap_confidence(det, trials, n_boot=50, seed=0)
+    assert e.lo <= e.value <= e.hi and e.n == 15
+    assert e.value == det.detect_inconsistency(option_trials=trials).confidence
+
+
+def test_cross_check_table_kappa_and_disagreements() -> None:
+    beh = [True] * 6 + [False] * 14
+    prb = [True] * 4 + [False] * 2 + [True] * 3 + [False] * 11
+    cc = cross_check([f"i{k}" for k in range(20)], beh, prb, behavioural="b", probe="p")
+    assert cc.table == [[4, 2], [3, 11]]
+    assert [d.item_id for d in cc.disagreements] == ["i4", "i5", "i6", "i7", "i8"]
+    assert cc.agreement.value == 15 / 20 and cc.agreement.n == 20
+    po, pe = 0.75, (6 / 20) * (7 / 20) + (14 / 20) * (13 / 20)
+    assert abs(cc.kappa.value - (po - pe) / (1 - pe)) < 1e-12
+
+
+def test_cross_check_with_constant_flags_says_kappa_undefined() -> None:
+    cc = cross_check(["a", "b", "c"], [False] * 3, [False] * 3, behavioural="b", probe="p")
+    assert cc.kappa is None and cc.kappa_note  # both sources used one label: kappa is 0/0
+    assert cc.table == [[0, 0], [0, 3]] and cc.agreement.value == 1.0
+
+
+def test_monitor_section_rates() -> None:
+    s = monitor_section([True, False, False, False], wilson(0, 20, kind="quality"), 0.5, 12)
+    assert s.measures[0].estimate.value == 0.25 and s.measures[0].estimate.n == 4
+    assert s.measures[1].id == "monitor_fpr"
