@@ -218,7 +218,9 @@ class BackendBase:
             ids, offsets = self._tokenize(text, head.templated)
             if len(ids) > self.n_ctx:
                 raise InputError(f"prompt + option is {len(ids)} tokens, over {self.name}'s context of {self.n_ctx}")
-            k = next(t for t, (a, b) in enumerate(offsets) if b > len(head.text))
+            k = next((t for t, (a, b) in enumerate(offsets) if b > len(head.text)), None)
+            if k is None:
+                raise InputError(f"option {option!r} produced no token of its own; give a non-blank option")
             if k == 0:
                 raise InputError("the prompt is empty (and the model adds no BOS): give a prompt to condition on")
             seqs.append(ids)
