@@ -258,6 +258,28 @@ def _choose_stochastic(
     return StochasticChoiceLog.from_counts(menus, counts, actions=scenario.actions)
 
 
+def check_study_arguments(
+    mode: str,
+    samples: int,
+    temperature: float,
+    scenarios: Optional[Sequence[str]],
+    tiers: Optional[Sequence[str]],
+    framings: Optional[Sequence[str]],
+) -> None:
+    """Refuse bad arguments before any model is loaded."""
+    if mode not in MODES:
+        raise InputError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
+    if mode == "stochastic" and (samples < 2 or temperature <= 0):
+        raise InputError(
+            f"stochastic mode needs samples >= 2 and temperature > 0 (got {samples}, {temperature}); "
+            "use --mode deterministic for one choice per menu"
+        )
+    for name, given, known in (("scenario", scenarios, SCENARIOS), ("tier", tiers, TIERS), ("framing", framings, FRAMINGS)):
+        unknown = [x for x in (given or ()) if x not in known]
+        if unknown:
+            raise InputError(f"unknown {name} {unknown}: use any of {', '.join(known)}")
+
+
 def run_menu_study(
     backend: Any,
     *,
@@ -273,17 +295,7 @@ def run_menu_study(
     progress: bool = True,
 ) -> MenuStudyResult:
     """Every vignette × framing of the chosen scenarios/tiers, 15 menus each."""
-    if mode not in MODES:
-        raise InputError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
-    if mode == "stochastic" and (samples < 2 or temperature <= 0):
-        raise InputError(
-            f"stochastic mode needs samples >= 2 and temperature > 0 (got {samples}, {temperature}); "
-            "use --mode deterministic for one choice per menu"
-        )
-    for name, given, known in (("scenario", scenarios, SCENARIOS), ("tier", tiers, TIERS), ("framing", framings, FRAMINGS)):
-        unknown = [x for x in (given or ()) if x not in known]
-        if unknown:
-            raise InputError(f"unknown {name} {unknown}: use any of {', '.join(known)}")
+    check_study_arguments(mode, samples, temperature, scenarios, tiers, framings)
     chosen = [v for v in vignettes() if v.scenario in (scenarios or SCENARIOS) and v.tier in (tiers or TIERS)]
     jobs = [(v, f) for v in chosen for f in (framings or FRAMINGS)]
     from tqdm import tqdm
@@ -323,6 +335,10 @@ def load_and_run_menu_study(
     model: str, backend: str = "transformers", load_kwargs: Optional[dict[str, Any]] = None, **kwargs: Any
 ) -> MenuStudyResult:
     """Load ``model`` offline through `models.load` (with ``load_kwargs``) and run the study on it."""
+    check_study_arguments(
+        kwargs.get("mode", "deterministic"), kwargs.get("samples", 20), kwargs.get("temperature", 0.7),
+        kwargs.get("scenarios"), kwargs.get("tiers"), kwargs.get("framings"),
+    )
     import models
 
     return run_menu_study(models.load(model, backend=backend, **(load_kwargs or {})), **kwargs)
