@@ -91,12 +91,13 @@ def test_tiny_model_degrades_monotonically_and_weights_are_restored(tiny_model_d
 
 @pytest.mark.integration
 def test_noise_on_smollm2_restores_weights_and_keeps_baseline():
-    """Short real run: 4 items, one noise level, one seed (tens of seconds on a free CPU)."""
+    """Short real run: 3 items, one noise level, one seed (9 scoring calls)."""
     import torch
 
     import models
     from behavioral.items.mcq import load_mcq_bank
     from behavioral.runners.noise import run_noise
+    from behavioral.runners.sandbagging import BENIGN_SYSTEM, correctness
     from liedar.errors import ModelUnavailableError
 
     torch.set_num_threads(1)
@@ -104,13 +105,13 @@ def test_noise_on_smollm2_restores_weights_and_keeps_baseline():
         lm = models.load("smollm2-135m", backend="transformers", n_threads=1)
     except ModelUnavailableError as exc:
         pytest.skip(str(exc))
-    items = load_mcq_bank()[::40][:4]
+    items = load_mcq_bank()[::40][:3]
     before = {k: v.clone() for k, v in lm.model.state_dict().items()}
-    first, _ = run_noise(lm, items, sigmas=(0.01,), seeds=(0,), sandbag_system=None)
+    result, raw = run_noise(lm, items, sigmas=(0.01,), seeds=(0,), sandbag_system=None)
     assert all(torch.equal(before[k], v) for k, v in lm.model.state_dict().items())
-    again, _ = run_noise(lm, items, sigmas=(0.01,), seeds=(0,), sandbag_system=None)
-    assert again.honest.baseline == first.honest.baseline  # same weights, same answers
-    assert again.honest.levels[0].per_seed == first.honest.levels[0].per_seed  # seeded noise
+    # Restored weights give the baseline answers again.
+    assert sum(correctness(lm, items, BENIGN_SYSTEM).values()) == raw[0]["correct"]
+    assert raw[0]["sigma"] == 0.0 and len(raw) == 2
 
 
 def test_instruments_and_runners_import_without_torch():
