@@ -91,6 +91,13 @@ def run_probes(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     threshold = float(np.quantile(s_train[y_train == 0], 0.99))  # 1% FPR on honest *training* items
     au = auroc(s_test, y_test, groups=inst.group[test], seed=seed)
     recall = recall_at_fpr(s_test[y_test == 0], s_test[y_test == 1], 0.01)
+    # Monitor controls: honest-persona statements on a topic the probe never saw (numbers).
+    # For a linear probe the score of the mean hidden state equals the mean of the token
+    # scores, i.e. exactly what the monitor computes with aggregate="mean".
+    controls = instructed_pairs(("numbers",), seed)
+    controls = controls.subset(controls.labels == 1, name="controls")
+    control_scores = lie.decision_function(
+        lm.hidden_states(controls.inputs, [sweep.chosen_layer], "mean", progress=True)[:, 0])
     save_probe(ctx.probe_path, lie, ProbeMetadata(
         ctx.config.model, lm.fingerprint, int(sweep.chosen_layer), "mean", int(lm.d_model),
         training_sets=["instructed (honest vs deceptive persona)"],
@@ -103,7 +110,8 @@ def run_probes(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     raw = {"statements": facts.summary(), "instructed": inst.summary(), "transfer": tm.to_dict(),
            "layer_sweep": sweep.to_dict(), "lie_probe": {"layer": int(sweep.chosen_layer), "threshold": threshold,
                                                          "auroc": au.to_dict(), "recall_at_1pct_fpr": recall.to_dict()},
-           "control_scores": [float(x) for x in s_test[y_test == 0]]}
+           "control_scores": [float(x) for x in control_scores],
+           "controls": "honest-persona statements about numbers (a topic the probe was not trained on)"}
     return section, raw
 
 
@@ -137,7 +145,8 @@ def run_monitor(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
         res = mon.generate(prompt, max_tokens=sz["monitor_tokens"], seed=ctx.config.seed)
         generations.append({"scenario": sc.name, "text": res.text, "score": res.score, "flagged": res.flagged,
                             "flagged_sentences": [s.text for s in res.sentences if s.flagged]})
-    section = monitor_section([g["flagged"] for g in generations], cal.achieved_fpr, cal.threshold, mon.layer)
+    section = monitor_section([g["flagged"] for g in generations], cal.achieved_fpr, cal.threshold, mon.layer,
+                              note=cal.note)
     from behavioral.stats import wilson
 
     n_dec, n_hon = int((y == 1).sum()), int((y == 0).sum())

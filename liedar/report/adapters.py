@@ -259,8 +259,11 @@ def probe_section(transfer: Any = None, sweep: Any = None, metrics: Sequence[tup
     return s
 
 
-def monitor_section(flags: Sequence[bool], achieved_fpr: Estimate, threshold: float, layer: int) -> Section:
-    """Monitored generations -> probe-flagged rate, plus the calibration's held-out FPR."""
+def monitor_section(
+    flags: Sequence[bool], achieved_fpr: Estimate, threshold: float, layer: int, note: str = ""
+) -> Section:
+    """Monitored generations -> probe-flagged rate, plus the calibration's held-out FPR
+    (``note``: the calibration's own caveat, e.g. too few controls for the target FPR)."""
     s = Section()
     s.measures.append(Measure(
         "monitor_flag_rate", "Probe-flagged rate on monitored generations", "monitor", "proportion",
@@ -268,6 +271,10 @@ def monitor_section(flags: Sequence[bool], achieved_fpr: Estimate, threshold: fl
         details={"threshold": threshold, "layer": layer},
     ))
     if usable(achieved_fpr):
+        if note:
+            from dataclasses import replace
+
+            achieved_fpr = replace(achieved_fpr, note="; ".join(x for x in (achieved_fpr.note, note) if x))
         s.measures.append(Measure("monitor_fpr", "Monitor FPR on held-out honest controls", "monitor", "proportion",
-                                  achieved_fpr, None, None))
+                                  achieved_fpr, None, None, details={"threshold": threshold}))
     return s

@@ -207,7 +207,11 @@ def report_blocks(report: Report, figures: dict[str, dict[str, bytes]]) -> list[
         ),
     ]
     if report.config:
-        blocks.append(Para("Config: " + ", ".join(f"{k}={v}" for k, v in report.config.items()), "muted"))
+        cfg = {k: v for k, v in report.config.items() if k != "sizes"}
+        blocks.append(Para("Config: " + ", ".join(f"{k}={v}" for k, v in cfg.items()), "muted"))
+        sizes = report.config.get("sizes") or {}
+        if sizes:
+            blocks.append(Para("Sizes: " + "; ".join(f"{k} {v}" for k, v in sizes.items()), "muted"))
     for mr in report.models:
         blocks += model_blocks(mr, figures.get(mr.model.get("name", "?"), {}))
     return blocks

@@ -103,7 +103,9 @@ def ceilings_vs_rates(report: ModelReport) -> Optional[bytes]:
         e = c.estimate
         rows.append((f"ceiling: {c.label}", e.value, e.lo, e.hi, "tab:green", c.chance))
         for m in by_ceiling.pop(c.id, []):
-            rows.append((f"   {m.label}", m.estimate.value, m.estimate.lo, m.estimate.hi, "tab:red", None))
+            deceptive = m.higher_is_deceptive is True
+            rows.append((f"   {m.label}" + ("" if deceptive else " (not a deception rate)"), m.estimate.value,
+                         m.estimate.lo, m.estimate.hi, "tab:red" if deceptive else "tab:gray", None))
     for m in by_ceiling.pop(None, []):
         rows.append((f"{m.label} (no ceiling)", m.estimate.value, m.estimate.lo, m.estimate.hi, "tab:orange", None))
     if not rows:
@@ -117,7 +119,7 @@ def ceilings_vs_rates(report: ModelReport) -> Optional[bytes]:
     ax.set_yticks(y, [r[0] for r in rows], fontsize=8)
     ax.set_xlim(-0.02, 1.02)
     ax.set_xlabel("rate (95% interval); black tick = chance accuracy")
-    ax.set_title("Capability ceilings (green) beside the deception rates read against them (red)")
+    ax.set_title("Ceilings (green) and the rates read against them (red; grey = control)", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     return _png(fig)
 
