@@ -5,8 +5,11 @@ token budget are generated plainly (`backend.generate`) and monitored
 (`HonestyMonitor.generate`: hidden state of the probe's layer per token + one dot
 product + sentence bookkeeping), interleaved (A B, B A, ...) after one warm-up each. The
 tokens/s figure is generated tokens over the wall time of the whole generate call
-(prompt processing included, identical in both arms). Medians over repetitions; the
-ratio monitored / plain is printed last (target >= 0.95, i.e. at most 5% slower).
+(prompt processing included, identical in both arms); tokens per CPU-second of this
+process is printed too, because on a shared machine wall time mostly measures the other
+processes. Medians over repetitions; the wall-clock ratio monitored / plain is printed
+last (target >= 0.95, i.e. at most 5% slower). The monitored arm genuinely does one more
+forward pass (the last token's state is read, so it is fed): 1/N of the work for N tokens.
 
 The probe is a mass-mean probe fitted on random vectors of the model's width: the cost
 of scoring does not depend on what the direction means, and the bench needs no trained
@@ -45,10 +48,11 @@ def _random_probe(d_model: int, seed: int) -> Any:
     return MassMeanProbe().fit(X, y)
 
 
-def _time_generate(fn) -> tuple[float, int]:
-    t0 = time.perf_counter()
+def _time_generate(fn) -> tuple[float, float, int]:
+    """(wall seconds, this process's CPU seconds, tokens generated)."""
+    t0, c0 = time.perf_counter(), time.process_time()
     n = fn()
-    return time.perf_counter() - t0, n
+    return time.perf_counter() - t0, time.process_time() - c0, n
 
 
 def bench_backend(kind: str, args: argparse.Namespace) -> Optional[dict[str, Any]]:
@@ -74,16 +78,20 @@ def bench_backend(kind: str, args: argparse.Namespace) -> Optional[dict[str, Any
 
     plain(), monitored()  # warm-up (allocations, caches, lazy imports)
     rates: dict[str, list[float]] = {"plain": [], "monitored": []}
+    cpu_rates: dict[str, list[float]] = {"plain": [], "monitored": []}
     counts: set[int] = set()
+    load_before = os.getloadavg()[0]
     for rep in range(args.reps):
         order = (("plain", plain), ("monitored", monitored))
         for name, fn in order if rep % 2 == 0 else order[::-1]:
-            seconds, n = _time_generate(fn)
+            seconds, cpu_seconds, n = _time_generate(fn)
             counts.add(n)
             rates[name].append(n / seconds)
+            cpu_rates[name].append(n / cpu_seconds)
     if len(counts) != 1:
         print(f"[{kind}] warning: token counts differ between runs: {sorted(counts)}")
     med = {k: statistics.median(v) for k, v in rates.items()}
+    cpu_med = {k: statistics.median(v) for k, v in cpu_rates.items()}
     paired = [m / p for m, p in zip(rates["monitored"], rates["plain"])]
     row = {
         "backend": kind,
@@ -93,14 +101,19 @@ def bench_backend(kind: str, args: argparse.Namespace) -> Optional[dict[str, Any
         "monitored_tok_s": med["monitored"],
         "ratio_of_medians": med["monitored"] / med["plain"],
         "median_paired_ratio": statistics.median(paired),
+        "cpu_ratio_of_medians": cpu_med["monitored"] / cpu_med["plain"],
         "plain_runs": rates["plain"],
         "monitored_runs": rates["monitored"],
+        "load_average": (load_before, os.getloadavg()[0]),
     }
     print(
         f"[{kind}] layer {monitor.layer}, {sorted(counts)} tokens, {args.threads} threads, {args.reps} reps: "
         f"plain {med['plain']:.1f} tok/s (runs {', '.join(f'{r:.1f}' for r in rates['plain'])}); "
         f"monitored {med['monitored']:.1f} tok/s (runs {', '.join(f'{r:.1f}' for r in rates['monitored'])}); "
-        f"median paired ratio {row['median_paired_ratio']:.3f}"
+        f"median paired ratio {row['median_paired_ratio']:.3f}; per CPU-second of this process: "
+        f"plain {cpu_med['plain']:.1f}, monitored {cpu_med['monitored']:.1f} tok/s "
+        f"(ratio {row['cpu_ratio_of_medians']:.3f}); 1-min load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}",
+        flush=True,
     )
     return row
 

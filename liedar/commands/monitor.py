@@ -104,8 +104,11 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 def _load_monitor(args: argparse.Namespace, threshold: Optional[float] = None):
     import models
+    from liedar.errors import InputError
     from probes.monitor import HonestyMonitor
 
+    if not Path(args.probe).is_file():  # before spending seconds on loading the model
+        raise InputError(f"probe file not found: {args.probe} (train one with `liedar probe train`)")
     backend = models.load(args.model, backend=args.backend)
     return HonestyMonitor.from_file(backend, args.probe, aggregate=args.aggregate, threshold=threshold)
 
