@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Optional, Sequence
 
-from behavioral.stats import cohen_kappa, wilson
+from behavioral.stats import Estimate, cohen_kappa, wilson
 from liedar.errors import InputError
 from liedar.report.model import CrossCheck, Disagreement
 
@@ -38,9 +38,17 @@ def cross_check(
         [sum(b and p for b, p in zip(beh, prb)), sum(b and not p for b, p in zip(beh, prb))],
         [sum(p and not b for b, p in zip(beh, prb)), sum(not b and not p for b, p in zip(beh, prb))],
     ]
-    kappa = cohen_kappa(beh, prb)
+    kappa: Optional[Estimate] = cohen_kappa(beh, prb)
     kappa_note = ""
-    if not math.isfinite(kappa.value):
+    constant = [name for name, flags in (("behaviour", beh), ("probe", prb)) if len(set(flags)) == 1]
+    if constant:
+        # One source gave one label to every item: kappa is 0 (or 0/0) by construction and
+        # its asymptotic interval collapses to a point, so it says nothing about agreement.
+        which = " and ".join(constant)
+        kappa_note = (f"the {which} flagged {'every' if (beh if constant[0] == 'behaviour' else prb)[0] else 'no'} "
+                      "item: kappa is uninformative when a source never varies")
+        kappa = None
+    elif not math.isfinite(kappa.value):
         kappa_note = kappa.note or "undefined: a source used one label for every item"
         kappa = None
     elif not (math.isfinite(kappa.lo) and math.isfinite(kappa.hi)):

@@ -84,8 +84,16 @@ def test_cross_check_table_kappa_and_disagreements() -> None:
 
 def test_cross_check_with_constant_flags_says_kappa_undefined() -> None:
     cc = cross_check(["a", "b", "c"], [False] * 3, [False] * 3, behavioural="b", probe="p")
-    assert cc.kappa is None and cc.kappa_note  # both sources used one label: kappa is 0/0
+    assert cc.kappa is None and "flagged no item" in cc.kappa_note  # 0/0
     assert cc.table == [[0, 0], [0, 3]] and cc.agreement.value == 1.0
+
+
+def test_cross_check_with_a_silent_probe_reports_no_kappa() -> None:
+    """Seen on smollm2: the probe flagged nothing; kappa would be 0 with a zero-width interval."""
+    cc = cross_check([f"i{k}" for k in range(12)], [k == 1 for k in range(12)], [False] * 12,
+                     behavioural="b", probe="p")
+    assert cc.kappa is None and cc.kappa_note.startswith("the probe flagged no item")
+    assert cc.table == [[0, 1], [0, 11]] and [d.item_id for d in cc.disagreements] == ["i1"]
 
 
 def test_monitor_section_rates() -> None:
