@@ -170,11 +170,15 @@ def fit_probe(probe: Any, X: np.ndarray, statements: StatementSet) -> Any:
 
 
 def _pairs_by_group(statements: StatementSet) -> Optional[np.ndarray]:
-    """(false row, true row) pairs within each group; None when groups hold no such pair."""
+    """(false row, true row) pairs within each (group, polarity); None when there are none.
+
+    Same polarity matters: inside a group a true statement's partner of opposite label is
+    often its own negation, and that difference is mostly the word "not", not falsehood."""
     pairs = []
     y = statements.lie_labels
-    for g in np.unique(statements.group):
-        idx = np.flatnonzero(statements.group == g)
+    keys = np.char.add(np.char.add(statements.group.astype(str), "|"), statements.polarity.astype(str))
+    for key in np.unique(keys):
+        idx = np.flatnonzero(keys == key)
         pos, neg = idx[y[idx] == 1], idx[y[idx] == 0]
         pairs.extend(zip(pos, neg))
     return np.array(pairs, dtype=int) if pairs else None

@@ -19,6 +19,8 @@ from probes.evaluation import (
     cross_validated,
     layer_sweep,
     leave_one_topic_out,
+    loglik_scores,
+    polarity_transfer,
     recall_at_fpr,
     transfer_matrix,
 )
@@ -146,3 +148,45 @@ def test_layer_sweep_chooses_on_validation(tmp_path: Path) -> None:
     assert sweep.plot(tmp_path / "sweep.png").exists()
     with pytest.raises(InputError, match="do not match"):
         layer_sweep("logistic", X_layers[:, :2], layers, s, seed=0)
+
+
+def test_polarity_transfer_shows_a_probe_that_does_not_generalise_to_negation() -> None:
+    """Affirmative truth along u; negated statements carry truth along an orthogonal v.
+    A probe trained on affirmative items works on affirmative and fails on negated ones."""
+    rng = np.random.default_rng(7)
+    d, n_groups = 12, 120
+    u, v = np.linalg.qr(rng.normal(size=(d, 2)))[0].T
+    X, labels, pol, groups = [], [], [], []
+    for gi in range(n_groups):
+        truth = gi % 2
+        for polarity, direction, lab in (("affirmative", u, truth), ("negated", v, 1 - truth)):
+            X.append(rng.normal(size=d) + 3.0 * lab * direction)
+            labels.append(lab)
+            pol.append(polarity)
+            groups.append(str(gi))
+    n = len(labels)
+    s = StatementSet("pol", [str(i) for i in range(n)], np.array(labels), np.array(["t"] * n), np.array(pol),
+                     np.array(["plain"] * n), np.array(groups))
+    out = polarity_transfer("mass-mean", np.array(X), s, seed=0)
+    assert out["affirmative->affirmative"].auroc.value > 0.9
+    assert out["affirmative->negated"].auroc.lo < 0.5 < out["affirmative->negated"].auroc.hi
+    assert out["affirmative->negated"].note == ""  # halves are group-disjoint: nothing dropped
+
+
+class _FakeScorer:
+    """score_options stand-in: log-probability = minus the number of 'x' in the option."""
+
+    def score_options(self, prompt, options):
+        assert prompt == "\n"
+        return np.array([-float(o.count("x")) for o in options])
+
+
+def test_loglik_scores_are_negated_log_probabilities() -> None:
+    s = StatementSet("ll", ["a", "xx", "x"], np.array([1, 0, 0]), np.array(["t"] * 3), np.array(["affirmative"] * 3),
+                     np.array(["plain"] * 3), np.array(["1", "2", "3"]))
+    assert loglik_scores(_FakeScorer(), s, batch=2).tolist() == [0.0, 2.0, 1.0]
+    from models.chat import Dialogue, Message
+
+    s.inputs[0] = Dialogue.of(Message("user", "hi", detect=True))
+    with pytest.raises(InputError, match="plain-text"):
+        loglik_scores(_FakeScorer(), s)

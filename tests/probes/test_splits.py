@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from liedar.errors import InputError
 from probes.datasets import builtin_set
-from probes.splits import group_folds, group_split, leave_one_out
+from probes.splits import cap_per_topic, group_folds, group_split, leave_one_out
 
 group_lists = st.lists(st.integers(0, 30), min_size=5, max_size=120)
 
@@ -65,3 +65,17 @@ def test_leave_one_out_values() -> None:
     assert out[0][2].tolist() == [0, 2]
     with pytest.raises(InputError):
         list(leave_one_out(["x", "x"]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(groups=st.lists(st.integers(0, 40), min_size=1, max_size=150), cap=st.integers(1, 30), seed=st.integers(0, 99))
+def test_cap_per_topic_takes_whole_groups(groups, cap, seed) -> None:
+    g = np.array(groups)
+    topics = np.where(g % 2 == 0, "even", "odd")
+    keep = cap_per_topic(topics, g, cap, seed)
+    kept_groups = set(g[keep])
+    assert sorted(keep.tolist()) == sorted(np.flatnonzero(np.isin(g, list(kept_groups))).tolist())
+    for t in ("even", "odd"):
+        in_topic = keep[topics[keep] == t]
+        biggest = max((np.sum(g == x) for x in set(g[topics == t])), default=0)
+        assert len(in_topic) < cap + biggest  # stops once the cap is reached
