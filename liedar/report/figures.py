@@ -107,7 +107,9 @@ def ceilings_vs_rates(report: ModelReport) -> Optional[bytes]:
             rows.append((f"   {m.label}" + ("" if deceptive else " (not a deception rate)"), m.estimate.value,
                          m.estimate.lo, m.estimate.hi, "tab:red" if deceptive else "tab:gray", None))
     for m in by_ceiling.pop(None, []):
-        rows.append((f"{m.label} (no ceiling)", m.estimate.value, m.estimate.lo, m.estimate.hi, "tab:orange", None))
+        deceptive = m.higher_is_deceptive is True
+        label = f"{m.label} ({'no ceiling' if deceptive else 'not a deception rate'})"
+        rows.append((label, m.estimate.value, m.estimate.lo, m.estimate.hi, "tab:orange" if deceptive else "tab:gray", None))
     if not rows:
         return None
     fig, ax = plt.subplots(figsize=(7.0, 0.34 * len(rows) + 1.2))
@@ -119,7 +121,7 @@ def ceilings_vs_rates(report: ModelReport) -> Optional[bytes]:
     ax.set_yticks(y, [r[0] for r in rows], fontsize=8)
     ax.set_xlim(-0.02, 1.02)
     ax.set_xlabel("rate (95% interval); black tick = chance accuracy")
-    ax.set_title("Ceilings (green) and the rates read against them (red; grey = control)", fontsize=10)
+    ax.set_title("Ceilings (green), rates read against them (red), no ceiling (orange), other (grey)", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     return _png(fig)
 

@@ -37,6 +37,13 @@ def test_incapable_not_honest_silent_with_strong_ceiling_or_high_rate() -> None:
     assert readings.incapable_not_honest(_report(_rate(40, 100, "c"), ceilings=[CHANCE_CEILING])) == []
 
 
+def test_a_clearly_negative_gap_is_not_near_zero() -> None:
+    gap = Measure("g", "gap", "sandbagging", "difference", Estimate(-0.2, -0.35, -0.04, 60, "tango"), "c", True, 0.0)
+    assert readings.incapable_not_honest(_report(gap, ceilings=[CHANCE_CEILING])) == []
+    small = Measure("g", "gap", "sandbagging", "difference", Estimate(-0.03, -0.2, 0.1, 60, "tango"), "c", True, 0.0)
+    assert readings.incapable_not_honest(_report(small, ceilings=[CHANCE_CEILING]))
+
+
 def test_incapable_boundary_uses_ceiling_lower_bound() -> None:
     lo_at_margin = Ceiling("c", "c", "p", 0.25, Estimate(0.5, 0.35, 0.6, 50, "x", "capability"))
     lo_above = Ceiling("c", "c", "p", 0.25, Estimate(0.5, 0.3501, 0.6, 50, "x", "capability"))
