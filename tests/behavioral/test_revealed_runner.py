@@ -160,7 +160,7 @@ def test_real_smollm2_makes_choices_on_one_configuration():
     import models
 
     try:
-        backend = models.load("smollm2-135m")
+        backend = models.load("smollm2-135m", n_threads=1)
     except Exception as exc:  # the model package is optional
         pytest.skip(f"smollm2-135m unavailable: {exc}")
     res = run_menu_study(backend, scenarios=["procurement"], tiers=["clear"], framings=["minimal"], progress=False)
