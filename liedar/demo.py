@@ -126,6 +126,7 @@ class Step:
     params: tuple[str, ...] = ()  # which sizes this step's results depend on
     depends: tuple[str, ...] = ()
     description: str = ""
+    version: int = 1  # bump when the step computes something different: old results are then redone
 
 
 @dataclass
@@ -137,12 +138,13 @@ class DemoOutcome:
 
 
 def step_hashes(config: DemoConfig, steps: tuple[Step, ...]) -> dict[str, str]:
-    """Each step's config hash: model, seed, its own sizes, liedar version, and its inputs' hashes."""
+    """Each step's config hash: step code version, model, seed, its own sizes, liedar version,
+    and the hashes of the steps it reads from."""
     sizes = config.sizes()
     hashes: dict[str, str] = {}
     for st in steps:
         hashes[st.name] = config_hash({
-            "step": st.name, "model": config.model, "backend": config.backend, "seed": config.seed,
+            "step": st.name, "version": st.version, "model": config.model, "backend": config.backend, "seed": config.seed,
             "datasets": None if config.datasets is None else str(Path(config.datasets).resolve()),
             "sizes": {k: sizes[k] for k in st.params}, "liedar": __version__, "schema": SCHEMA_VERSION,
             "depends": [hashes[d] for d in st.depends],

@@ -301,11 +301,11 @@ def run_noise(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
 
 STEPS: tuple[Step, ...] = (
     Step("probes", run_probes, ("statements_per_topic", "sweep_layers", "instructed_per_topic", "tiu_per_topic",
-                                "cv_folds"), (), "train and evaluate lie probes (layer sweep, transfer)"),
+                                "cv_folds"), (), "train and evaluate lie probes (layer sweep, transfer)", 2),
     Step("monitor", run_monitor, ("monitor_generations", "monitor_tokens", "roleplay_scenarios"), ("probes",),
          "calibrate and run the inline monitor"),
     Step("cross_check", run_cross_check, ("crosscheck_items",), ("probes",),
-         "behavioural flags vs probe flags on the same items"),
+         "behavioural flags vs probe flags on the same items", 2),
     Step("consistency", run_consistency, ("mcq_items", "shuffles", "paraphrases"), (),
          "consistency detector, honest vs prompted sandbagger"),
     Step("sandbagging_gap", run_sandbagging, ("instrument_items",), (), "sandbagging gap (benign vs dangerous framing)"),

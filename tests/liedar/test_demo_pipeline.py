@@ -66,6 +66,11 @@ def test_changed_sizes_invalidate_only_dependent_steps(tmp_path: Path) -> None:
     assert quick["after"] != full["after"]  # depends on "first"
     other_seed = step_hashes(DemoConfig(model="fake", quick=True, seed=1), steps)
     assert other_seed["missing"] != quick["missing"]
+    from dataclasses import replace
+
+    bumped = step_hashes(DemoConfig(model="fake", quick=True), (replace(steps[0], version=2),) + steps[1:])
+    assert bumped["first"] != quick["first"] and bumped["after"] != quick["after"]
+    assert bumped["missing"] == quick["missing"]
 
 
 def test_damaged_step_file_is_recomputed(tmp_path: Path) -> None:
