@@ -13,6 +13,7 @@ transformers model lives in `behavioral.runners.noise` (the only place torch is 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
@@ -113,7 +114,8 @@ def noise_curve(
     levels = tuple(
         NoiseLevel(
             s,
-            mean_interval([acc[(s, sd)] for sd in seeds], kind="capability", method="mean over seeds, t-interval"),
+            mean_interval([acc[(s, sd)] for sd in seeds], kind="capability", method="mean over seeds, t-interval",
+                          bounds=(0.0, 1.0)),
             tuple(acc[(s, sd)] for sd in seeds),
         )
         for s in sigmas
@@ -124,6 +126,7 @@ def noise_curve(
             [max(acc[(s, sd)] for s in sigmas) / b_acc for sd in seeds],
             kind="capability",
             method="phi = best noised accuracy / baseline; mean over seeds, t-interval",
+            bounds=(0.0, math.inf),
         )
     else:
         phi = Estimate(float("nan"), float("nan"), float("nan"), len(seeds), "phi undefined", "capability",

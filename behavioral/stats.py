@@ -282,23 +282,27 @@ def mean_interval(
     confidence: float = 0.95,
     kind: Kind = "propensity",
     method: str = "mean, t-interval",
+    bounds: tuple[float, float] = (-math.inf, math.inf),
 ) -> Estimate:
     """Mean of a few replicate values (e.g. one per seed) with a Student-t interval.
 
     Why t and not normal: replicates are few (3-10 seeds), and the t quantile widens the
-    interval honestly for that. One value gives an unbounded interval.
+    interval honestly for that. One value gives an unbounded interval. ``bounds`` clips
+    the limits to the quantity's range (e.g. (0, 1) for an accuracy), so two noisy seeds
+    never report a negative accuracy.
     """
     if len(values) == 0:
         raise InputError("cannot average zero values: give at least one replicate (e.g. one seed)")
     m = len(values)
     mean = sum(values) / m
     if m == 1:
-        return Estimate(mean, -math.inf, math.inf, 1, method, kind, None, confidence,
+        return Estimate(mean, bounds[0], bounds[1], 1, method, kind, None, confidence,
                         "one replicate only: no interval (run more seeds)")
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (m - 1))
     t = float(_st.t.ppf(0.5 + confidence / 2, m - 1))
     half = t * sd / math.sqrt(m)
-    return Estimate(mean, mean - half, mean + half, m, method, kind, None, confidence, "", {"sd": sd})
+    lo, hi = max(bounds[0], mean - half), min(bounds[1], mean + half)
+    return Estimate(mean, lo, hi, m, method, kind, None, confidence, "", {"sd": sd})
 
 
 INTERVAL_METHODS = ("wilson", "clopper-pearson")

@@ -169,3 +169,9 @@ def test_estimate_roundtrip_and_excludes():
     e = proportion(40, 50, "capability")
     assert Estimate.from_dict(e.to_dict()) == e
     assert excludes(e, 0.25) and not excludes(e, 0.8)
+
+
+def test_mean_interval_respects_bounds():
+    e = mean_interval([0.05, 0.3], bounds=(0.0, 1.0))
+    assert e.lo == 0.0 and e.hi <= 1.0
+    assert mean_interval([0.5], bounds=(0.0, 1.0)).hi == 1.0
