@@ -374,7 +374,9 @@ def instructed_pairs(topics: Sequence[str] = ("capitals", "elements", "animals")
                 inputs.append(Dialogue.of(Message("user", persona), Message("assistant", str(text), detect=True)))
                 labels.append(label)
                 topic.append(name)
-                group.append(grp)
+                # own namespace: the asserted fact is true in both personas, so sharing it
+                # with a plain-statement set leaks nothing about the honest/deceptive label
+                group.append(f"instructed:{grp}")
     n = len(inputs)
     return StatementSet("instructed", inputs, np.array(labels), np.array(topic), np.full(n, "affirmative"),
                         np.full(n, "instructed"), np.array(group), [f"builtin:instructed(seed={seed})"])

@@ -206,6 +206,11 @@ def train_test(
     """Fit on one set, score another; threshold from training scores; overlapping groups dropped."""
     keep = ~np.isin(S_test.group, S_train.group)
     note = ""
+    if not keep.any():
+        raise InputError(
+            f"every test item of {S_test.name!r} shares a group with the training set {S_train.name!r}: "
+            "transfer between them cannot be measured without leakage; use disjoint data"
+        )
     if not keep.all():
         note = f"dropped {int((~keep).sum())} test items whose group occurs in training"
         X_test, S_test = X_test[keep], S_test.subset(keep)

@@ -22,6 +22,7 @@ from probes.evaluation import (
     loglik_scores,
     polarity_transfer,
     recall_at_fpr,
+    train_test,
     transfer_matrix,
 )
 
@@ -190,3 +191,10 @@ def test_loglik_scores_are_negated_log_probabilities() -> None:
     s.inputs[0] = Dialogue.of(Message("user", "hi", detect=True))
     with pytest.raises(InputError, match="plain-text"):
         loglik_scores(_FakeScorer(), s)
+
+
+def test_transfer_refuses_when_every_test_item_leaks() -> None:
+    X, s = synthetic_topics(seed=3)
+    a = s.subset(s.topic == "a")
+    with pytest.raises(InputError, match="shares a group with the training set"):
+        train_test("mass-mean", X[s.topic == "a"], a, X[s.topic == "a"], a)
