@@ -24,7 +24,7 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
     p.add_argument("--model", default="smollm2-135m", help="built-in name, .gguf file or HF folder (default smollm2-135m)")
     p.add_argument("--backend", default="transformers", choices=("transformers", "llamacpp"),
                    help="model backend (default transformers; weight noise needs transformers)")
-    p.add_argument("--quick", action="store_true", help="smaller samples (about 2 minutes); skips weight noise")
+    p.add_argument("--quick", action="store_true", help="smaller samples for a first look; skips weight noise (see docs/report.md for sizes and times)")
     p.add_argument("--datasets", type=Path, default=None, metavar="PATH",
                    help="also probe on external statement sets (e.g. ../shared/datasets)")
     p.add_argument("--output", type=Path, default=Path("liedar-report"), metavar="DIR",
