@@ -1,8 +1,11 @@
 """Intervals and the `Estimate` type: the one way a rate leaves `behavioral` or `probes`.
 
 Why: a deception rate without its interval, its count and its method cannot be judged.
-Wald intervals are never used (3 of 40 gives [-0.007, 0.157]); proportions get Wilson
-(default) or Clopper-Pearson; zero counts also carry the rule-of-three bound.
+Wald intervals are never used (3 of 40 gives [-0.007, 0.157]); proportions get Wilson or
+Clopper-Pearson (the instruments' default, see `DEFAULT_INTERVAL` for the measured reason);
+zero counts also carry the rule-of-three bound. Differences of proportions get Newcombe
+(independent) or Tango (paired) intervals; McNemar tests paired rates; Cohen's kappa
+measures a grader against humans.
 """
 
 from __future__ import annotations
