@@ -69,7 +69,7 @@ def validate_judge(
 ) -> JudgeResult:
     require_items(grader, "grader labels")
     require_items(human, "human labels")
-    require_same_ids(grader, human, "the grader file", "the human file")
+    require_same_ids(grader, human, "the grader file", "the human file", fix="label the same item ids in both files")
     if allowed is not None:
         for i in grader:
             require_label(grader[i], allowed, "grader label", f"item {i!r}")

@@ -18,7 +18,9 @@ def require_items(items: Collection[Any], what: str) -> None:
     if len(items) == 0:
         raise InputError(f"no {what} given: an instrument needs at least one record to estimate a rate")
 
-def require_same_ids(a: Iterable[str], b: Iterable[str], name_a: str, name_b: str) -> None:
+def require_same_ids(
+    a: Iterable[str], b: Iterable[str], name_a: str, name_b: str, fix: str = "give both conditions for the same items"
+) -> None:
     """Raise when two sets of paired records do not cover the same ids."""
     ids_a, ids_b = set(a), set(b)
     if ids_a == ids_b:
@@ -30,7 +32,7 @@ def require_same_ids(a: Iterable[str], b: Iterable[str], name_a: str, name_b: st
     if only_b:
         parts.append(f"{len(only_b)} id(s) only in {name_b} (e.g. {', '.join(map(repr, only_b[:3]))})")
     raise InputError(
-        f"paired records do not pair: {'; '.join(parts)}; give both conditions for the same items"
+        f"paired records do not pair: {'; '.join(parts)}; {fix}"
     )
 
 def require_unique(ids: Sequence[str], what: str) -> None:
