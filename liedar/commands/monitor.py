@@ -95,6 +95,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", choices=("transformers", "llamacpp"), default="transformers", help="(default transformers)")
     p.add_argument("--probe", type=Path, required=True, help="probe file saved by `liedar probe train` (.npz)")
     p.add_argument("--aggregate", choices=("mean", "max", "last"), default="mean", help="pool token scores (default mean)")
+    p.add_argument("--threads", type=int, default=2, help="CPU threads for the model (default 2)")
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
@@ -109,7 +110,7 @@ def _load_monitor(args: argparse.Namespace, threshold: Optional[float] = None):
 
     if not Path(args.probe).is_file():  # before spending seconds on loading the model
         raise InputError(f"probe file not found: {args.probe} (train one with `liedar probe train`)")
-    backend = models.load(args.model, backend=args.backend)
+    backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
     return HonestyMonitor.from_file(backend, args.probe, aggregate=args.aggregate, threshold=threshold)
 
 

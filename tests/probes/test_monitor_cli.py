@@ -35,7 +35,7 @@ def _main(argv: list[str]) -> int:
 @pytest.fixture()
 def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     backend = FakeBackend()
-    monkeypatch.setattr(models, "load", lambda name, backend="transformers": FakeBackend(), raising=False)
+    monkeypatch.setattr(models, "load", lambda name, backend="transformers", n_threads=None: FakeBackend(), raising=False)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, backend.d_model))
     y = np.r_[np.zeros(20), np.ones(20)].astype(int)
