@@ -114,3 +114,13 @@ def test_gemma3_on_llamacpp_reads_scaled_embeddings():
     assert h.shape == (2, 3, 640) and np.isfinite(h).all()
     paris, rome = lm.score_options("The capital of France is", [" Paris", " Rome"])
     assert paris > rome
+
+
+def test_llamacpp_tensor_layout_check_fails_loudly(smollm2_llamacpp, monkeypatch):
+    """If the ggml_tensor struct we read did not match the library, we must refuse, not
+    return garbage: simulate a mismatch by expecting a different width."""
+    from liedar.errors import IncompatibleError
+
+    monkeypatch.setattr(smollm2_llamacpp, "d_model", 100)
+    with pytest.raises(IncompatibleError, match="layout"):
+        smollm2_llamacpp.token_states_of_ids([1, 2, 3], [6])
