@@ -225,6 +225,13 @@ class BackendBase:
                 raise InputError("the prompt is empty (and the model adds no BOS): give a prompt to condition on")
             seqs.append(ids)
             starts.append(k)
+        if all(len(s) == k + 1 for s, k in zip(seqs, starts)) and len({tuple(s[:k]) for s, k in zip(seqs, starts)}) == 1:
+            # Every option is a single token after one shared prefix (answer letters, Yes/No):
+            # one forward pass of the prefix scores them all, instead of one pass per option.
+            logits = np.asarray(self._gen_begin(seqs[0][: starts[0]], None), dtype=np.float64)
+            logp = logits - logits.max()
+            logp -= np.log(np.exp(logp).sum())
+            return np.array([logp[s[-1]] for s in seqs], dtype=np.float64)
         logps = self._token_logprobs(seqs)
         return np.array([float(lp[k - 1 :].sum()) for lp, k in zip(logps, starts)], dtype=np.float64)
 

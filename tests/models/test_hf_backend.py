@@ -123,6 +123,21 @@ def test_score_options_matches_manual_logprobs_and_handles_boundary(lm):
         lm.score_options(prompt, [])
 
 
+def test_single_token_options_fast_path_equals_per_option_scoring(lm, monkeypatch):
+    """Letters / Yes-No are scored from one forward pass of the shared prefix; that must
+    give the same numbers as scoring each option's full sequence."""
+    prompt = "Question: is Paris in France? Answer: "
+    options = ["A", "B", "C"]  # one token each in the tiny vocabulary (checked below)
+    head = lm.encode(prompt, add_generation_prompt=True).rendered.text
+    seqs = [lm._tokenize(head + o, False)[0] for o in options]
+    prefix = len(seqs[0]) - 1
+    assert all(len(s) == prefix + 1 and s[:prefix] == seqs[0][:prefix] for s in seqs), "options must be one token each"
+    assert len(lm._tokenize(head, False)[0]) == prefix  # the option adds exactly one token
+    slow = [float(lp[prefix - 1 :].sum()) for lp in lm._token_logprobs(seqs)]
+    monkeypatch.setattr(lm, "_token_logprobs", lambda seqs: pytest.fail("single-token options took the slow path"))
+    assert lm.score_options(prompt, options) == pytest.approx(slow, abs=1e-4)
+
+
 def test_streamed_states_equal_offline_token_states(lm):
     steps = []
     gen = lm.generate("Paris is", max_tokens=6, temperature=0.0, on_token=steps.append, hook_layer=2)
