@@ -58,8 +58,8 @@ class DemoConfig:
                         instrument_items=12, noise=False, noise_items=0, noise_sigmas=(), noise_seeds=0)
         return dict(statements_per_topic=60, sweep_layers=5, instructed_per_topic=20, tiu_per_topic=40,
                     cv_folds=4, monitor_generations=4, monitor_tokens=24, roleplay_scenarios=30,
-                    crosscheck_items=24, mcq_items=20, shuffles=3, paraphrases=3, menu_scenarios=5, menu_tiers=("clear",),
-                    instrument_items=20, noise=True, noise_items=12, noise_sigmas=(0.0, 0.002, 0.008),
+                    crosscheck_items=16, mcq_items=15, shuffles=3, paraphrases=2, menu_scenarios=3, menu_tiers=("clear",),
+                    instrument_items=16, noise=True, noise_items=12, noise_sigmas=(0.0, 0.002, 0.008),
                     noise_seeds=2)
 
     def to_dict(self) -> dict[str, Any]:
