@@ -24,7 +24,8 @@ import numpy as np
 from liedar import __version__
 from liedar.errors import LiedarError
 from liedar.report.model import SCHEMA_VERSION, Section
-from liedar.report.store import RUN_FILE, StepResult, config_hash, load_step, save_step, write_json_atomic
+from liedar.atomic import write_json_atomic
+from liedar.report.store import RUN_FILE, StepResult, config_hash, load_step, save_step
 
 DEFAULT_MODEL = "smollm2-135m"
 RESULTS_DIR = "results"

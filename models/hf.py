@@ -21,7 +21,6 @@ import json
 from pathlib import Path
 from typing import Optional
 
-import numpy as np
 
 from liedar.errors import ModelUnavailableError
 from models import offline  # noqa: F401  (sets the HF offline switches before transformers loads)

@@ -443,20 +443,14 @@ def loglik_scores(
 
 
 def _save_fig(fig: Any, path: Union[str, Path]) -> Path:
-    import os
-    import tempfile
-
     import matplotlib.pyplot as plt
 
+    from liedar.atomic import atomic_path
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".png")
-    os.close(fd)
     try:
-        fig.savefig(tmp, dpi=120)
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=120, format="png")
     finally:
         plt.close(fig)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return path

@@ -18,8 +18,6 @@ that are *false* / *deceptive* (``positive_class="false"``), so monitors flag hi
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -27,6 +25,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from liedar import __version__
+from liedar.atomic import atomic_path
 from liedar.errors import IncompatibleError, InputError
 
 FORMAT_VERSION = 1
@@ -93,16 +92,8 @@ def save_probe(path: Union[str, Path], probe: Any, metadata: ProbeMetadata) -> P
     }
     payload = {k: np.asarray(v) for k, v in arrays.items()}
     payload[_META_KEY] = np.array(json.dumps(header, sort_keys=True))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **payload)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, **payload)
     return path
 
 

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
@@ -182,19 +180,3 @@ def _parse_control_row(row: dict, path: Path, lineno: int) -> ControlItem:
     if not isinstance(prompt, str) or not prompt.strip() or not isinstance(response, str) or not response.strip():
         raise InputError(f"{path}:{lineno} needs non-empty 'prompt' and 'response' strings (or a 'dialogue')")
     return ControlItem(prompt, response, "honest")
-
-
-def write_json_atomic(path: Union[str, Path], data: Any) -> None:
-    """Write JSON via a temporary file and os.replace so a crash never leaves half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

@@ -13,10 +13,7 @@ honest false flags <= 5% above a knowledge floor. Populations are defined in
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -116,14 +113,6 @@ def recommend(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"items": pick["items"], "variants": pick["variants"], "knowledge_floor": best_floor}
 
 
-def write_json_atomically(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        json.dump(data, fh, indent=2)
-    os.replace(tmp, path)
-
-
 def main(argv: "list[str] | None" = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=100, help="simulated models per population (seeds 0..N-1)")
@@ -164,7 +153,9 @@ def main(argv: "list[str] | None" = None) -> int:
     elapsed = time.perf_counter() - start
     out["seconds"] = elapsed
     if args.output:
-        write_json_atomically(args.output, out)
+        from liedar.atomic import write_json_atomic
+
+        write_json_atomic(args.output, out)
     print(f"calibration time: {elapsed:.1f} s")
     return 0
 

@@ -14,10 +14,7 @@ printed last. Usage::
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -94,10 +91,9 @@ def main() -> int:
         if name == "wilson":
             worst_wilson = s["worst"]
     if args.output:
-        fd, tmp = tempfile.mkstemp(dir=args.output.parent or ".", suffix=".tmp")
-        with os.fdopen(fd, "w") as fh:
-            json.dump(summary, fh, indent=2)
-        os.replace(tmp, args.output)
+        from liedar.atomic import write_json_atomic
+
+        write_json_atomic(args.output, summary)
     ok = worst_wilson["coverage"] >= REQUIREMENT
     print(f"worst Wilson 95% cell: n={worst_wilson['n']} p={worst_wilson['p']:.3f} "
           f"coverage={worst_wilson['coverage']:.4f} ({'meets' if ok else 'BELOW'} the {REQUIREMENT:.2f} requirement)")

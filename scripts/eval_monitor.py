@@ -24,7 +24,6 @@ the streaming path). Each dialogue's token states are computed once for all laye
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -43,7 +42,7 @@ from probes.datasets import instructed_pairs  # noqa: E402
 from probes.estimators import make_probe  # noqa: E402
 from probes.evaluation import auroc, fit_probe, recall_at_fpr  # noqa: E402
 from probes.monitor import AGGREGATES, HonestyMonitor, aggregate_scores  # noqa: E402
-from probes.monitor_calibration import write_json_atomic  # noqa: E402
+from liedar.atomic import write_json_atomic  # noqa: E402
 from probes.roleplay import roleplay_dialogues  # noqa: E402
 from probes.splits import group_folds  # noqa: E402
 

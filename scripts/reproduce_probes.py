@@ -38,6 +38,7 @@ import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 import models  # noqa: E402
+from liedar.atomic import write_json_atomic  # noqa: E402
 from models.cache import cached_hidden_states  # noqa: E402
 from probes.datasets import StatementSet, builtin_set, load_truth_is_universal  # noqa: E402
 from probes.estimators import PROBE_NAMES  # noqa: E402
@@ -65,9 +66,7 @@ def cached_loglik(backend, statements: StatementSet, cache_dir: Path) -> np.ndar
                            np.full(len(todo), "affirmative"), np.full(len(todo), "plain"), np.arange(len(todo)))
         for text, s in zip(todo, loglik_scores(backend, sub, prefix=LOGLIK_PREFIX, progress=True)):
             known[text] = float(s)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(known))
-        os.replace(tmp, path)
+        write_json_atomic(path, known)
     return np.array([known[t] for t in statements.inputs])
 
 
@@ -179,11 +178,7 @@ def main(argv=None) -> int:
                "loglik_prefix": LOGLIK_PREFIX, "models": []}
     for name in args.models:
         results["models"].append(run_model(name, tiu, args))
-        out = Path(args.output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(".tmp")
-        tmp.write_text(json.dumps(results, indent=2))
-        os.replace(tmp, out)
+        write_json_atomic(Path(args.output), results)  # after each model: a crash keeps the finished ones
     for r in results["models"]:
         print()
         print(markdown(r, topics))

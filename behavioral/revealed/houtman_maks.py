@@ -22,7 +22,6 @@ incumbent (an upper bound, always a feasible drop set) and the solver's lower bo
 
 from __future__ import annotations
 
-import itertools
 import time
 from dataclasses import dataclass
 from typing import Any

@@ -8,11 +8,10 @@ prompted sandbagger, side by side. Examples::
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
+
+from liedar.atomic import write_json_atomic
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,19 +35,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--output", type=Path, default=None, help="write the full result (every trial) as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
-
-
-def _write_json_atomically(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, allow_nan=False)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _est(e: Any) -> str:
@@ -99,6 +85,6 @@ def run(args: argparse.Namespace) -> int:
     )
     print_side_by_side(result)
     if args.output:
-        _write_json_atomically(args.output, result.to_dict())
+        write_json_atomic(args.output, result.to_dict())
         print(f"wrote {args.output}")
     return 0

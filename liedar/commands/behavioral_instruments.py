@@ -13,12 +13,10 @@ reading computed from the numbers, and any warnings. Examples::
 from __future__ import annotations
 
 import argparse
-import json
-import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
+
+from liedar.atomic import write_json_atomic
 
 MODEL_INSTRUMENTS = {
     "gap": "sandbagging gap: benign vs dangerous-capability-evaluation framing on the MCQ bank (paired)",
@@ -88,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         meta.update(model=args.model, backend=args.backend)
     _print(result.to_dict())
     if args.output:
-        _write_json(args.output, {**meta, "result": result.to_dict(),
+        write_json_atomic(args.output, {**meta, "result": result.to_dict(),
                                   "records": [r if isinstance(r, dict) else r.to_dict() for r in records]})
         print(f"wrote {args.output}")
     return 0
@@ -182,21 +180,3 @@ def _print(d: dict, indent: str = "") -> None:
             print(f"{indent}{key}: {d[key]}")
     for w in d.get("warnings", []) or []:
         print(f"{indent}warning: {w}")
-
-
-def _json_safe(x: Any) -> Any:
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {str(k): _json_safe(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_json_safe(v) for v in x]
-    return x
-
-
-def _write_json(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(_json_safe(data), fh, indent=2, allow_nan=False)
-    os.replace(tmp, path)

@@ -11,11 +11,10 @@ mode), and parse-fail counts. Examples::
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from liedar.atomic import write_json_atomic
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -87,18 +86,6 @@ def print_report(result: Any) -> None:
         print(f"note: {note}")
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh, indent=1)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def run(args: argparse.Namespace) -> int:
     from behavioral.runners.menus import load_and_run_menu_study
 
@@ -120,6 +107,6 @@ def run(args: argparse.Namespace) -> int:
     )
     print_report(result)
     if args.output is not None:
-        _write_json(args.output, result.to_dict())
+        write_json_atomic(args.output, result.to_dict())
         print(f"wrote {args.output}")
     return 0

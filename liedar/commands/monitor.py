@@ -172,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
         f"{sum(s.flagged for s in result.sentences)}/{len(result.sentences)} sentences flagged"
     )
     if args.output:
-        from probes.monitor_calibration import write_json_atomic
+        from liedar.atomic import write_json_atomic
 
         write_json_atomic(args.output, result.to_dict())
     return 0
@@ -195,7 +195,8 @@ def render_marked(result: Any, colour: bool) -> str:
 def calibrate(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
-    from probes.monitor_calibration import calibrate_threshold, load_control_file, write_json_atomic
+    from liedar.atomic import write_json_atomic
+    from probes.monitor_calibration import calibrate_threshold, load_control_file
 
     items = load_control_file(args.control)  # fails before loading a model when no honest item
     monitor = _load_monitor(args)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 
+from liedar.atomic import write_json_atomic
+
 PROBE_CHOICES = ("logistic", "mass-mean", "mass-mean-cov", "ttpd", "lat")
 
 
@@ -109,15 +111,6 @@ def _one_blas_thread():
     return threadpool_limits(1)
 
 
-def _write_json(path, payload) -> None:
-    import json
-
-    from models.storage import atomic_file
-
-    with atomic_file(path) as tmp:
-        tmp.write_text(json.dumps(payload, indent=2))
-
-
 def run_train(args: argparse.Namespace) -> int:
     from liedar import __version__
     from probes.estimators import make_probe
@@ -156,7 +149,7 @@ def run_eval(args: argparse.Namespace) -> int:
                    data=list(args.data))
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
-    _write_json(out / "transfer.json", tm.to_dict())
+    write_json_atomic(out / "transfer.json", tm.to_dict())
     tm.plot(out / "transfer.png")
     print(tm.to_markdown())
     print(f"wrote {out / 'transfer.json'} and {out / 'transfer.png'}")
@@ -176,7 +169,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     sweep.meta.update(model=backend.name, fingerprint=backend.fingerprint, position=args.position, data=list(args.data))
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
-    _write_json(out / "sweep.json", sweep.to_dict())
+    write_json_atomic(out / "sweep.json", sweep.to_dict())
     sweep.plot(out / "sweep.png")
     print(sweep.to_markdown())
     print(f"chosen layer {sweep.chosen_layer} (on validation); test AUROC there {sweep.test_at_chosen}")

@@ -15,7 +15,7 @@ from liedar.report.page_html import render_html
 from liedar.report.page_markdown import render_markdown
 from liedar.report.model import Report
 from liedar.report.schema import validate_report
-from liedar.report.store import write_bytes_atomic, write_json_atomic
+from liedar.atomic import write_bytes_atomic, write_json_atomic
 
 FIGURES_DIR = "figures"
 

@@ -10,79 +10,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from liedar.atomic import write_json_atomic
 from liedar.errors import InputError
 from liedar.report.model import SCHEMA_VERSION, Section, StepRecord, check_schema_version
 
 RUN_FILE = "run.json"
 
 
-def _umask_mode() -> int:
-    """The mode a plain open() would give a new file (mkstemp always makes 0600)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
 def config_hash(config: dict[str, Any]) -> str:
     """Stable short hash of a JSON-safe config (key order does not matter)."""
     blob = json.dumps(config, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
-
-
-def json_safe(value: Any) -> Any:
-    """Plain JSON data: NaN/inf become None (JSON has no NaN), numpy scalars and arrays become
-    Python numbers and lists, tuples become lists. Instruments mark "no data" with NaN."""
-    import numpy as np
-
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return json_safe(value.tolist())
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    return value
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON (made `json_safe`) to a temp file in the same directory, then rename it into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(json_safe(data), fh, indent=1, allow_nan=False)
-        os.chmod(tmp, _umask_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, _umask_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 @dataclass

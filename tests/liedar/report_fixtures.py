@@ -22,7 +22,8 @@ from liedar.report.model import (
     Section,
     TransferMatrix,
 )
-from liedar.report.store import RUN_FILE, StepResult, save_step, write_json_atomic
+from liedar.atomic import write_json_atomic
+from liedar.report.store import RUN_FILE, StepResult, save_step
 
 MODEL = {"name": "fixture-model", "backend": "fixture", "fingerprint": "0" * 16}
 SAVED_RESULTS = Path(__file__).parent / "data" / "results"

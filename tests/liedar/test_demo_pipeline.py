@@ -128,7 +128,7 @@ def test_unknown_model_stops_the_demo_with_one_clear_error(tmp_path: Path) -> No
 def test_results_with_nan_and_numpy_values_are_saved_as_json(tmp_path: Path) -> None:
     import numpy as np
 
-    from liedar.report.store import write_json_atomic
+    from liedar.atomic import write_json_atomic
 
     write_json_atomic(tmp_path / "x.json", {"a": float("nan"), "b": np.int64(3), "c": (np.float32(0.5), np.bool_(True))})
     assert json.loads((tmp_path / "x.json").read_text()) == {"a": None, "b": 3, "c": [0.5, True]}

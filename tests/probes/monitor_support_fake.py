@@ -15,7 +15,7 @@ import numpy as np
 
 from liedar.errors import InputError
 from models.backend import Generation, TokenStates, TokenStep
-from models.chat import Dialogue, TextInput
+from models.chat import TextInput
 
 _TOKEN = re.compile(r"\s*\S+|\s+$")
 
