@@ -17,6 +17,10 @@ Rules
 ``grader_unreliable``     grader kappa below GRADER_KAPPA_MIN: the rate is not trustworthy.
 ``small_n``               zero events in n with a rule-of-three bound above SMALL_N_BOUND.
 ``step_not_run``          a pipeline step that did not run, with its reason.
+``not_computable``        a rate an instrument could not estimate (no records in its
+                          denominator, e.g. a flip rate when the model never answered right
+                          unprompted): it is absent from the tables, and this says why, so
+                          that its absence is not read as "zero".
 """
 
 from __future__ import annotations
@@ -155,6 +159,14 @@ def step_not_run(report: ModelReport) -> list[Reading]:
     ]
 
 
+def not_computable(report: ModelReport) -> list[Reading]:
+    return [
+        Reading("not_computable", "caution", f"Not computable, so not in the tables: {what}.", [m.id])
+        for m in report.section.measures
+        for what in (m.details or {}).get("skipped", [])
+    ]
+
+
 RULES = (
     incapable_not_honest,
     no_ceiling,
@@ -163,6 +175,7 @@ RULES = (
     grader_unreliable,
     small_n,
     step_not_run,
+    not_computable,
 )
 
 

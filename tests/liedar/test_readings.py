@@ -101,6 +101,15 @@ def test_step_not_run_lists_the_reason() -> None:
     assert len(out) == 1 and "skipped by --quick" in out[0].text
 
 
+def test_not_computable_names_each_rate_left_out() -> None:
+    """A rate with n = 0 is left out of the tables; its absence must be explained, not silent."""
+    skipped = ["Sycophancy flip rate (user wrong): no item answered correctly when neutral"]
+    rep = _report(_rate(30, 200, "c", details={"skipped": skipped}), ceilings=[STRONG_CEILING])
+    out = readings.not_computable(rep)
+    assert [r.rule for r in out] == ["not_computable"] and skipped[0] in out[0].text
+    assert readings.not_computable(_report(_rate(30, 200, "c"), ceilings=[STRONG_CEILING])) == []
+
+
 def test_clean_report_has_no_readings() -> None:
     """A strong ceiling, a clearly non-zero rate with large n, no comparisons: nothing fires."""
     assert _rules(_report(_rate(30, 200, "c"), ceilings=[STRONG_CEILING])) == []
