@@ -97,6 +97,7 @@ class ConfigResult:
     rum: Optional[RumTestResult] = None
     mixed_menus: Optional[Estimate] = None
     logprobs: Optional[list[list[float]]] = None
+    presented: Optional[list[list[str]]] = None  # each menu's actions in the order shown (A, B, ...)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -113,6 +114,7 @@ class ConfigResult:
             "rum": None if self.rum is None else self.rum.to_dict(),
             "mixed_menus": None if self.mixed_menus is None else self.mixed_menus.to_dict(),
             "logprobs": self.logprobs,
+            "presented": self.presented,
         }
 
 
@@ -206,6 +208,7 @@ def analyse_config(
     rum_bootstrap: int = 199,
     seed: int = 0,
     logprobs: Optional[list[list[float]]] = None,
+    presented: Optional[list[list[str]]] = None,
 ) -> ConfigResult:
     """Run every check on one configuration's choices (modal choices for SARP in stochastic mode)."""
     stochastic = isinstance(log, StochasticChoiceLog)
@@ -224,36 +227,56 @@ def analyse_config(
         rum=rum_test(log, alpha=alpha, n_bootstrap=rum_bootstrap, seed=seed) if stochastic else None,
         mixed_menus=mixed_menu_share(log) if stochastic else None,
         logprobs=logprobs,
+        presented=presented,
     )
 
 
-def _choose_deterministic(backend: Any, vignette: Vignette, framing: Framing) -> tuple[MenuChoiceLog, list[list[float]]]:
+ORDERS = ("shuffled", "canonical")
+
+
+def presentation_orders(menus: Sequence[tuple[str, ...]], order: str, rng: np.random.Generator) -> list[tuple[str, ...]]:
+    """The order in which each menu's actions are lettered A, B, C, ...
+
+    Why shuffled by default: the actions are listed mild -> drastic, so a model that always
+    answers "A" would otherwise look like one with a perfectly stable ranking (SARP passes
+    trivially). With a seeded random order per menu, a pure letter preference shows up as
+    inconsistent choices, which is what it is.
+    """
+    if order == "canonical":
+        return [tuple(m) for m in menus]
+    return [tuple(m[i] for i in rng.permutation(len(m))) for m in menus]
+
+
+def _choose_deterministic(
+    backend: Any, vignette: Vignette, framing: Framing, presented: list[tuple[str, ...]]
+) -> tuple[MenuChoiceLog, list[list[float]]]:
     scenario = SCENARIOS[vignette.scenario]
     menus, choices, logprobs = scenario.menus(), [], []
-    for menu in menus:
+    for shown in presented:
         scores = np.asarray(
-            backend.score_options(build_prompt(vignette, framing, menu), letter_continuations(len(menu), chat=True)),
+            backend.score_options(build_prompt(vignette, framing, shown), letter_continuations(len(shown), chat=True)),
             dtype=float,
         )
-        if scores.shape != (len(menu),):
-            raise InputError(f"backend.score_options returned shape {scores.shape} for {len(menu)} options")
-        choices.append(menu[int(np.argmax(scores))])
+        if scores.shape != (len(shown),):
+            raise InputError(f"backend.score_options returned shape {scores.shape} for {len(shown)} options")
+        choices.append(shown[int(np.argmax(scores))])
         logprobs.append([float(s) for s in scores])
     return MenuChoiceLog(menus, choices, actions=scenario.actions), logprobs
 
 
 def _choose_stochastic(
-    backend: Any, vignette: Vignette, framing: Framing, samples: int, temperature: float, seed: int
+    backend: Any, vignette: Vignette, framing: Framing, presented: list[tuple[str, ...]], samples: int,
+    temperature: float, seed: int,
 ) -> StochasticChoiceLog:
     scenario = SCENARIOS[vignette.scenario]
     menus, counts = scenario.menus(), []
     max_tokens = 160 if framing.reasoning else 12
-    for menu in menus:
-        prompt = build_prompt(vignette, framing, menu)
+    for shown in presented:
+        prompt = build_prompt(vignette, framing, shown)
         row: dict[Optional[str], int] = defaultdict(int)
         for k in range(samples):
             reply = backend.generate(prompt, max_tokens=max_tokens, temperature=temperature, seed=seed + k)
-            row[parse_reply(reply.text, menu, scenario)] += 1
+            row[parse_reply(reply.text, shown, scenario)] += 1
         counts.append(dict(row))
     return StochasticChoiceLog.from_counts(menus, counts, actions=scenario.actions)
 
@@ -293,9 +316,13 @@ def run_menu_study(
     rum_bootstrap: int = 199,
     seed: int = 0,
     progress: bool = True,
+    order: str = "shuffled",
 ) -> MenuStudyResult:
-    """Every vignette × framing of the chosen scenarios/tiers, 15 menus each."""
+    """Every vignette × framing of the chosen scenarios/tiers, 15 menus each, the options of
+    each menu lettered in a seeded random order (``order="canonical"``: mild -> drastic)."""
     check_study_arguments(mode, samples, temperature, scenarios, tiers, framings)
+    if order not in ORDERS:
+        raise InputError(f"unknown option order {order!r}: use one of {', '.join(ORDERS)}")
     chosen = [v for v in vignettes() if v.scenario in (scenarios or SCENARIOS) and v.tier in (tiers or TIERS)]
     jobs = [(v, f) for v in chosen for f in (framings or FRAMINGS)]
     from tqdm import tqdm
@@ -303,13 +330,18 @@ def run_menu_study(
     configs = []
     for i, (vignette, key) in enumerate(tqdm(jobs, desc=f"menus ({mode})", disable=not progress)):
         framing = FRAMINGS[key]
+        presented = presentation_orders(SCENARIOS[vignette.scenario].menus(), order, np.random.default_rng([seed, i]))
+        shown = [list(p) for p in presented]
         if mode == "deterministic":
-            log, logprobs = _choose_deterministic(backend, vignette, framing)
-            configs.append(analyse_config(vignette, key, log, logprobs=logprobs))
+            log, logprobs = _choose_deterministic(backend, vignette, framing, presented)
+            configs.append(analyse_config(vignette, key, log, logprobs=logprobs, presented=shown))
         else:
-            log = _choose_stochastic(backend, vignette, framing, samples, temperature, seed + 1000 * i)
-            configs.append(analyse_config(vignette, key, log, alpha=alpha, rum_bootstrap=rum_bootstrap, seed=seed + i))
-    notes = []
+            log = _choose_stochastic(backend, vignette, framing, presented, samples, temperature, seed + 1000 * i)
+            configs.append(analyse_config(vignette, key, log, alpha=alpha, rum_bootstrap=rum_bootstrap, seed=seed + i,
+                                          presented=shown))
+    why = ("a seeded random lettering per menu, so a letter preference cannot pass for a stable ranking"
+           if order == "shuffled" else "always mild -> drastic: a model that always answers 'A' passes SARP trivially")
+    notes = [f"option order: {order} ({why})"]
     if mode == "deterministic":
         notes.append(
             "deterministic mode: one choice per menu by letter log-probability; no RUM test (for 0/1 "

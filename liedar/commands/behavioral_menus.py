@@ -37,7 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="comma-separated framings: minimal,decision_tree,conservative,aggressive,chain_of_thought")
     p.add_argument("--alpha", type=float, default=0.05, help="level of the RUM test (default 0.05)")
     p.add_argument("--bootstrap", type=int, default=199, help="bootstrap draws for the RUM p-value (default 199)")
-    p.add_argument("--seed", type=int, default=0, help="seed for sampling and the bootstrap (default 0)")
+    p.add_argument("--order", default="shuffled", choices=("shuffled", "canonical"),
+                   help="letter the options in a seeded random order per menu (default), or always mild -> drastic")
+    p.add_argument("--seed", type=int, default=0, help="seed for sampling, option orders and the bootstrap (default 0)")
     p.add_argument("--threads", type=int, default=None, help="CPU threads for the model (default 2)")
     p.add_argument("--output", type=Path, default=None, help="write the full result (every choice) as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -102,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         alpha=args.alpha,
         rum_bootstrap=args.bootstrap,
         seed=args.seed,
+        order=args.order,
         progress=not args.quiet,
         load_kwargs=load_kwargs,
     )

@@ -31,7 +31,8 @@ class RankingBackend:
         _, labels = _letters_and_labels(prompt)
         scenario = next(s for s in SCENARIOS.values() if labels[0] in s.actions)
         dist = [abs(scenario.actions.index(a) - self.prefer_index) for a in labels]
-        return -np.array(dist, dtype=float) - 0.01 * np.arange(len(options))
+        # ties broken by the action's place in the task, not by its letter: a fixed ranking
+        return -np.array(dist, dtype=float) - 0.01 * np.array([scenario.actions.index(a) for a in labels])
 
 
 class CompromiseBackend:
@@ -98,7 +99,7 @@ def test_a_consistent_fake_model_passes_everything_deterministically():
 
 
 def test_a_compromise_effect_fake_model_fails_sarp_and_shows_reversals():
-    res = run_menu_study(CompromiseBackend(), scenarios=["job_screening"], tiers=["clear"], progress=False)
+    res = run_menu_study(CompromiseBackend(), scenarios=["job_screening"], tiers=["clear"], progress=False, order="canonical")
     assert res.sarp_pass().value == 0.0
     assert res.iia_reversals_by_scenario()["job_screening"] > 0
     table = res.sarp_by_scenario_tier()
@@ -138,7 +139,8 @@ def test_cli_prints_tables_and_writes_json(tmp_path, monkeypatch, capsys):
     from liedar.commands.behavioral_menus import register
 
     monkeypatch.setattr(
-        runner, "load_and_run_menu_study", lambda model, backend, load_kwargs=None, **kw: run_menu_study(CompromiseBackend(), **kw)
+        runner, "load_and_run_menu_study",
+        lambda model, backend, load_kwargs=None, **kw: run_menu_study(CompromiseBackend(), **{**kw, "order": "canonical"})
     )
     out = tmp_path / "menus.json"
     parser = argparse.ArgumentParser()
@@ -168,3 +170,23 @@ def test_real_smollm2_makes_choices_on_one_configuration():
     for c in res.configs:
         assert len(c.logprobs) == 15 and all(np.isfinite(lp).all() for lp in c.logprobs)
         assert c.houtman_maks.exact
+
+
+class FirstLetterBackend:
+    """Always answers "A", whatever the options: a letter preference, not a ranking."""
+
+    name = "fake-first-letter"
+
+    def score_options(self, prompt, options):
+        return np.array([0.0] + [-5.0] * (len(options) - 1))
+
+
+def test_shuffled_order_exposes_a_letter_preference_that_canonical_order_hides():
+    kw = dict(scenarios=["procurement"], tiers=["clear"], framings=["minimal"], progress=False)
+    canonical = run_menu_study(FirstLetterBackend(), order="canonical", **kw)
+    shuffled = run_menu_study(FirstLetterBackend(), order="shuffled", **kw)
+    assert canonical.sarp_pass().value == 1.0  # "always A" over mild -> drastic lists looks rational
+    assert shuffled.sarp_pass().value < 1.0  # over shuffled letters it is what it is: inconsistent
+    assert all(c.presented is not None and len(c.presented) == 15 for c in shuffled.configs)
+    with pytest.raises(InputError, match="option order"):
+        run_menu_study(FirstLetterBackend(), order="random", **kw)
