@@ -102,28 +102,9 @@ def test_select_items_is_seeded():
 
 
 def _main(argv):
-    """liedar.cli.main when every command module exists yet; else the same error handling
-    around a parser holding only this command (other helpers' commands may be unwritten)."""
-    import argparse
-
     from liedar.cli import main
-    from liedar.commands import behavioral_consistency
-    from liedar.errors import LiedarError
 
-    try:
-        return main(argv)
-    except ModuleNotFoundError:
-        parser = argparse.ArgumentParser(prog="liedar")
-        sub = parser.add_subparsers().add_parser("behavioral").add_subparsers()
-        behavioral_consistency.register(sub)
-        args = parser.parse_args(argv)
-        try:
-            return args.func(args)
-        except LiedarError as exc:
-            import sys
-
-            print(f"liedar: error: {exc}", file=sys.stderr)
-            return 2
+    return main(argv)
 
 
 def test_cli_side_by_side_and_output(tmp_path, monkeypatch, capsys):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -14,22 +13,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from monitor_support_fake import FakeBackend  # noqa: E402
 
 import models  # noqa: E402
-from liedar.commands import monitor as monitor_cmd  # noqa: E402
-from liedar.errors import LiedarError  # noqa: E402
+from liedar.cli import main as _main  # noqa: E402
 from probes.estimators import MassMeanProbe  # noqa: E402
 from probes.io import ProbeMetadata, save_probe  # noqa: E402
-
-
-def _main(argv: list[str]) -> int:
-    """What liedar.cli.main does, restricted to the monitor command."""
-    parser = argparse.ArgumentParser(prog="liedar")
-    monitor_cmd.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except LiedarError as exc:
-        print(f"liedar: error: {exc}", file=sys.stderr)
-        return 2
 
 
 @pytest.fixture()
