@@ -66,6 +66,16 @@ class BackendBase:
         """Append one token; return next-token logits and its state at hook_layer."""
         raise NotImplementedError
 
+    def _gen_read(self, token: int, hook_layer: int) -> np.ndarray:
+        """Feed the generation's *final* token only to read its state at hook_layer.
+
+        Why separate from `_gen_feed`: nothing follows the last token, so its logits and
+        every layer above ``hook_layer`` are wasted work that plain generation never does.
+        A backend may stop the forward pass at the hook layer; the generation state is then
+        unusable for further feeding (the next generate starts afresh with `_gen_begin`).
+        """
+        return self._gen_feed(token, hook_layer)[1]
+
     def _piece(self, token: int) -> str:
         raise NotImplementedError
 
@@ -266,8 +276,10 @@ class BackendBase:
                 break
             out.append(token)
             hidden = None
-            if hook_layer is not None or index + 1 < budget:
+            if index + 1 < budget:
                 logits, hidden = self._gen_feed(token, hook_layer)
+            elif hook_layer is not None:  # the last token is fed only to read its state
+                hidden = self._gen_read(token, hook_layer)
             if on_token is not None:
                 on_token(TokenStep(index, token, self._piece(token), hidden))
         return Generation(enc.rendered.text, self._decode(out), out, len(enc.ids))

@@ -76,19 +76,26 @@ class TransformersBackend(BackendBase):
         enc = self.tokenizer(text, add_special_tokens=not templated, return_offsets_mapping=True)
         return list(enc["input_ids"]), [tuple(o) for o in enc["offset_mapping"]]
 
-    def _capture(self, layers: list[int], store: dict):
-        """Register hooks writing each requested layer's [batch, len, d] tensor into store."""
+    def _capture(self, layers: list[int], store: dict, *, stop: bool = False):
+        """Register hooks writing each requested layer's [batch, len, d] tensor into store.
+
+        With ``stop`` (one layer only) the hook raises `_StopForward` once it has the
+        tensor, so the layers above it are never computed."""
         handles = []
 
         def keep(layer):
             def hook(module, args, output):
                 store[layer] = output[0] if isinstance(output, tuple) else output
+                if stop:
+                    raise _StopForward
             return hook
 
         for layer in set(layers):
             if layer == 0:
                 def pre(module, args, kwargs):
                     store[0] = args[0] if args else kwargs["hidden_states"]
+                    if stop:
+                        raise _StopForward
                 handles.append(self._blocks[0].register_forward_pre_hook(pre, with_kwargs=True))
             elif layer <= self.n_layers:
                 handles.append(self._blocks[layer - 1].register_forward_hook(keep(layer)))
@@ -151,6 +158,24 @@ class TransformersBackend(BackendBase):
     def _gen_feed(self, token, hook_layer):
         return self._step([token], hook_layer)
 
+    def _gen_read(self, token, hook_layer):
+        store: dict = {}
+        handles = self._capture([hook_layer], store, stop=True)
+        try:
+            with self._torch.inference_mode():
+                self.model(
+                    input_ids=self._torch.tensor([[token]], dtype=self._torch.long),
+                    use_cache=True,
+                    **{self._cache_kw: self._past},
+                )
+        except _StopForward:
+            pass
+        finally:
+            for h in handles:
+                h.remove()
+            self._past = None  # layers above hook_layer never saw this token: the cache is spent
+        return store[hook_layer][0, -1].float().numpy().copy()
+
     def _piece(self, token):
         return self.tokenizer.decode([token])
 
@@ -159,6 +184,10 @@ class TransformersBackend(BackendBase):
 
     def _is_end(self, token):
         return token in self._end_ids
+
+
+class _StopForward(Exception):
+    """Raised by a capture hook to end a forward pass once the wanted layer is read."""
 
 
 def folder_fingerprint(folder: Path) -> str:

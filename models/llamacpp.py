@@ -10,7 +10,14 @@ eval callback (``cb_eval``) that copies the tensors we ask for out of the comput
 * llama.cpp trims the *last* block's output to the rows that need logits, so whenever
   layer n or n+1 is captured every token is marked as an output;
 * a decode longer than ``n_ubatch`` calls back once per micro-batch: pieces are joined;
-* the ctypes callback object is kept on ``self`` for the context's whole life.
+* the ctypes callback object is kept on ``self`` for the context's whole life;
+* ggml asks the callback about every graph node (hundreds per token), so the asking is
+  done by a small C function (models/llamacpp_capture.c, built on first use by
+  models/native.py) and Python runs only for wanted tensors: with it, decoding with the
+  callback installed is as fast as without (docs/monitor.md); ``capture="python"`` is the
+  slower fallback used automatically when no C compiler exists;
+* returning False from the data callback makes ggml skip the rest of the graph: reading
+  the final generated token's state stops at the probe's layer (`_gen_read`).
 
 The Python struct below mirrors ``ggml_tensor`` of the llama.cpp vendored in 0.3.36. The
 layout is verified on every captured tensor (F32 type, 2-D shape with d_model columns and
@@ -31,6 +38,7 @@ from models.base import BackendBase
 from models.storage import sha256_file
 
 DEFAULT_N_CTX = 2048
+CAPTURE_MODES = ("native", "python", "none")
 GGML_TYPE_F32 = 0
 
 
@@ -58,7 +66,10 @@ class LlamaCppBackend(BackendBase):
     kind = "llamacpp"
 
     def __init__(self, gguf: Path, *, name: Optional[str] = None, n_threads: Optional[int] = None,
-                 n_ctx: Optional[int] = None, n_ubatch: int = 512, fingerprint: Optional[str] = None):
+                 n_ctx: Optional[int] = None, n_ubatch: int = 512, fingerprint: Optional[str] = None,
+                 capture: str = "native"):
+        if capture not in CAPTURE_MODES:
+            raise InputError(f"capture={capture!r} is not one of {', '.join(CAPTURE_MODES)}")
         try:
             import llama_cpp
             from llama_cpp import llama_cpp as L
@@ -93,13 +104,12 @@ class LlamaCppBackend(BackendBase):
         self._want: set[bytes] = set()
         self._acts: dict[bytes, list[np.ndarray]] = {}
         self._layout_error: Optional[str] = None
-        self._callback = L.ggml_backend_sched_eval_callback(self._on_tensor)  # keep referenced
+        self._stop_after_capture = False
         params = L.llama_context_default_params()
         params.n_ctx = params.n_batch = self.n_ctx
         params.n_ubatch = min(n_ubatch, self.n_ctx)
         params.n_threads = params.n_threads_batch = threads
-        params.cb_eval = self._callback
-        params.cb_eval_user_data = None
+        self._install_callback(params, capture)
         from llama_cpp._utils import suppress_stdout_stderr
 
         with suppress_stdout_stderr(disable=False):  # llama.cpp logs context set-up to stderr
@@ -108,7 +118,7 @@ class LlamaCppBackend(BackendBase):
             raise ModelUnavailableError(f"llama.cpp could not create a context of {self.n_ctx} tokens for {gguf}")
         self._n_vocab = int(L.llama_vocab_n_tokens(self._vocab))
         self._n_past = 0
-        self._embd_name = self._find_embedding_tensor()
+        self._embd_name = self._find_embedding_tensor() if self.capture_path != "none" else b""
 
     def __del__(self):
         ctx = getattr(self, "_ctx", None)
@@ -117,12 +127,57 @@ class LlamaCppBackend(BackendBase):
             self._ctx = None
 
     # ---- the eval callback ---------------------------------------------------------------
-    def _on_tensor(self, t_ptr, ask, _user):
+    def _install_callback(self, params, capture: str) -> None:
+        """Give the context the C callback (models/native.py) or, without a compiler, the
+        Python one; either way `_on_data` receives exactly the tensors in ``_want``. The
+        ctypes objects live on ``self`` as long as the context does. ``capture="none"``
+        installs nothing: bare llama.cpp speed (the monitor benchmark's baseline), no states."""
+        from models.native import ON_DATA, CaptureState, load_capture_library
+
+        self._capture_state = None
+        if capture == "none":
+            self.capture_path = "none"
+            return
+        lib = load_capture_library() if capture == "native" else None
+        if lib is not None:
+            self._on_data_c = ON_DATA(self._on_data)
+            self._capture_state = CaptureState(name_offset=_GGMLTensor.name.offset, n_want=0, on_data=self._on_data_c)
+            self._callback = self._L.ggml_backend_sched_eval_callback(
+                ctypes.cast(lib.liedar_eval_callback, ctypes.c_void_p).value
+            )
+            params.cb_eval_user_data = ctypes.cast(ctypes.pointer(self._capture_state), ctypes.c_void_p)
+            self.capture_path = "native"
+        else:
+            self._callback = self._L.ggml_backend_sched_eval_callback(self._on_tensor_python)
+            params.cb_eval_user_data = None
+            self.capture_path = "python"
+        params.cb_eval = self._callback
+
+    def _set_want(self, names: set[bytes]) -> None:
+        if names and self.capture_path == "none":
+            raise IncompatibleError(
+                f"{self.name} was loaded with capture='none' and cannot read hidden states; load it with capture='native'"
+            )
+        if names == self._want:
+            return  # every decode sets its wants; the monitor's per-token ones rarely change
+        self._want = set(names)
+        if self._capture_state is not None:
+            self._capture_state.set_want(self._want)
+
+    def _on_tensor_python(self, t_ptr, ask, _user):
+        try:
+            if ask:
+                return _GGMLTensor.from_address(t_ptr).name in self._want
+            return self._on_data(t_ptr)
+        except Exception as exc:  # never let an exception cross into C
+            self._layout_error = f"eval callback failed: {exc}"
+            return True
+
+    def _on_data(self, t_ptr) -> bool:
+        """Copy one wanted tensor out of the graph; False asks ggml to stop computing."""
         try:
             t = _GGMLTensor.from_address(t_ptr)
             name = t.name
-            if ask:
-                return name in self._want
             if name in self._want:
                 rows, cols = int(t.ne[1]), int(t.ne[0])
                 nbytes = int(self._ggml.ggml_nbytes(t_ptr))
@@ -137,6 +192,7 @@ class LlamaCppBackend(BackendBase):
                 buf = np.empty((rows, cols), dtype=np.float32)
                 self._ggml.ggml_backend_tensor_get(t_ptr, buf.ctypes.data, 0, buf.nbytes)
                 self._acts.setdefault(name, []).append(buf)
+                return not self._stop_after_capture  # False ends the graph here (ggml stops the split)
             return True
         except Exception as exc:  # never let an exception cross into C
             self._layout_error = f"eval callback failed: {exc}"
@@ -151,7 +207,7 @@ class LlamaCppBackend(BackendBase):
 
     def _find_embedding_tensor(self) -> bytes:
         """Gemma scales embeddings (``inp_scaled``); most models feed ``embd`` directly."""
-        self._want = {b"inp_scaled", b"embd"}
+        self._set_want({b"inp_scaled", b"embd"})
         self._acts = {}
         self._run(self.llm.tokenize(b"Hello", add_bos=self._add_bos), all_logits=False)
         found = b"inp_scaled" if b"inp_scaled" in self._acts else b"embd"
@@ -189,7 +245,8 @@ class LlamaCppBackend(BackendBase):
 
     def _run_capture(self, ids: list[int], layers: list[int], start: int = 0) -> np.ndarray:
         names = [self._tensor_name(x) for x in layers]
-        self._want, self._acts = set(names), {}
+        self._set_want(set(names))
+        self._acts = {}
         trimmed = any(x >= self.n_layers for x in layers)
         self._run(ids, all_logits=trimmed, start=start)
         out = []
@@ -201,7 +258,7 @@ class LlamaCppBackend(BackendBase):
             if full.shape[0] != len(ids):
                 raise IncompatibleError(f"tensor {name.decode()} has {full.shape[0]} rows for {len(ids)} tokens")
             out.append(full)
-        self._want, self._acts = set(), {}
+        self._acts = {}
         return np.stack(out, axis=1)
 
     # ---- primitives --------------------------------------------------------------------
@@ -222,7 +279,7 @@ class LlamaCppBackend(BackendBase):
     def _token_logprobs(self, batch):
         out = []
         for seq in batch:
-            self._want = set()
+            self._set_want(set())
             self._run(list(seq), all_logits=True)
             logits = self._logits(len(seq)).astype(np.float64)
             logp = logits - logits.max(axis=1, keepdims=True)
@@ -231,17 +288,26 @@ class LlamaCppBackend(BackendBase):
         return out
 
     def _gen_begin(self, ids, hook_layer):
-        self._want = set()
+        self._set_want(set())
         self._run(list(ids), all_logits=False)
         return self._logits(1)[0]
 
     def _gen_feed(self, token, hook_layer):
         if hook_layer is None:
-            self._want = set()
+            self._set_want(set())
             self._run([token], all_logits=True, start=self._n_past)
             return self._logits(1)[0], None
         hidden = self._run_capture([token], [hook_layer], start=self._n_past)[0, 0]
         return self._logits(1)[0], hidden
+
+    def _gen_read(self, token, hook_layer):
+        # The data callback returns False after the wanted tensor: ggml then skips the rest
+        # of the graph (later blocks, their KV writes, the logits), so the context is spent.
+        self._stop_after_capture = True
+        try:
+            return self._run_capture([token], [hook_layer], start=self._n_past)[0, 0]
+        finally:
+            self._stop_after_capture = False
 
     def _piece_bytes(self, token: int) -> bytes:
         buf = ctypes.create_string_buffer(64)

@@ -138,12 +138,17 @@ def test_single_token_options_fast_path_equals_per_option_scoring(lm, monkeypatc
     assert lm.score_options(prompt, options) == pytest.approx(slow, abs=1e-4)
 
 
-def test_streamed_states_equal_offline_token_states(lm):
+@pytest.mark.parametrize("layer", [0, 2, 4])
+def test_streamed_states_equal_offline_token_states(lm, layer, monkeypatch):
+    reads = []
+    real_read = lm._gen_read
+    monkeypatch.setattr(lm, "_gen_read", lambda *a: reads.append(a) or real_read(*a))
     steps = []
-    gen = lm.generate("Paris is", max_tokens=6, temperature=0.0, on_token=steps.append, hook_layer=2)
-    assert [s.token_id for s in steps] == gen.token_ids and len(steps) > 0
+    gen = lm.generate("Paris is", max_tokens=4, temperature=0.0, on_token=steps.append, hook_layer=layer)
+    assert [s.token_id for s in steps] == gen.token_ids and len(steps) == 4
+    assert len(reads) == 1  # the budget's last token took the stop-early path
     prompt_ids = lm.encode("Paris is", add_generation_prompt=True).ids
-    offline = lm.token_states_of_ids(prompt_ids + gen.token_ids, layers=[2]).hidden[:, 0]
+    offline = lm.token_states_of_ids(prompt_ids + gen.token_ids, layers=[layer]).hidden[:, 0]
     streamed = np.stack([s.hidden for s in steps])
     np.testing.assert_allclose(streamed, offline[len(prompt_ids) :], atol=1e-4)
 

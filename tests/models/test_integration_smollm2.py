@@ -74,12 +74,16 @@ def test_layer_i_is_the_frameworks_block_i_output(smollm2_transformers):
 
 
 @pytest.mark.parametrize("which", ["smollm2_llamacpp", "smollm2_transformers"])
-def test_streamed_states_equal_offline_states(which, request):
+def test_streamed_states_equal_offline_states(which, request, monkeypatch):
     lm = request.getfixturevalue(which)
     prompt = Dialogue.of(Message("user", "Name a large city in France."))
+    reads = []
+    real_read = lm._gen_read
+    monkeypatch.setattr(lm, "_gen_read", lambda *a: reads.append(a) or real_read(*a))
     steps = []
     gen = lm.generate(prompt, max_tokens=8, hook_layer=15, on_token=steps.append)
-    assert len(steps) == len(gen.token_ids) > 0
+    assert len(steps) == len(gen.token_ids) == 8
+    assert len(reads) == 1  # the last token's state came from the forward pass stopped at layer 15
     prompt_ids = lm.encode(prompt, add_generation_prompt=True).ids
     offline = lm.token_states_of_ids(prompt_ids + gen.token_ids, [15]).hidden[len(prompt_ids):, 0]
     streamed = np.stack([s.hidden for s in steps])
@@ -124,3 +128,26 @@ def test_llamacpp_tensor_layout_check_fails_loudly(smollm2_llamacpp, monkeypatch
     monkeypatch.setattr(smollm2_llamacpp, "d_model", 100)
     with pytest.raises(IncompatibleError, match="layout"):
         smollm2_llamacpp.token_states_of_ids([1, 2, 3], [6])
+
+
+def test_llamacpp_capture_paths_agree_and_none_is_bare(smollm2_llamacpp):
+    """The C callback, the Python fallback and no callback at all compute the same model:
+    identical states (native vs python) and identical greedy tokens (all three)."""
+    import models
+    from liedar.errors import IncompatibleError
+
+    assert smollm2_llamacpp.capture_path == "native"
+    python = models.load("smollm2-135m", backend="llamacpp", n_threads=2, capture="python")
+    bare = models.load("smollm2-135m", backend="llamacpp", n_threads=2, capture="none")
+    assert python.capture_path == "python" and bare.capture_path == "none"
+    layers = [0, 15, 30, 31]
+    np.testing.assert_array_equal(
+        smollm2_llamacpp.hidden_states(TEXTS, layers, "mean"), python.hidden_states(TEXTS, layers, "mean")
+    )
+    prompt = Dialogue.of(Message("user", "Name a large city in France."))
+    tokens = smollm2_llamacpp.generate(prompt, max_tokens=12).token_ids
+    assert python.generate(prompt, max_tokens=12).token_ids == tokens == bare.generate(prompt, max_tokens=12).token_ids
+    with pytest.raises(IncompatibleError, match="capture='none'"):
+        bare.hidden_states([TEXT], [15])
+    with pytest.raises(InputError, match="capture="):
+        models.load("smollm2-135m", backend="llamacpp", capture="fast")
