@@ -519,6 +519,20 @@ class ConsistencyDetector:
             paraphrase=para,
         )
 
+    def compare(self, reference: Any, test: Any, *, min_effect: float = 0.2,
+                n_permutations: int = 4000) -> Any:
+        """Baseline-aware verdict: is ``test`` more position-concentrated, less answer-consistent
+        or less paraphrase-consistent than ``reference`` on the same items?
+
+        Why: a letter preference present under an honest prompt is the model's, not a
+        strategy; only the difference between conditions is evidence of sandbagging.
+        ``reference`` / ``test``: `behavioral.consistency_contrast.ConditionTrials` or plain
+        lists of `OptionOrderTrial`. Returns a `ConsistencyContrast` (see that module).
+        """
+        from behavioral.consistency_contrast import compare_conditions  # avoids a circular import
+
+        return compare_conditions(self, reference, test, min_effect=min_effect, n_permutations=n_permutations)
+
     def _notes(self, order: Optional[OptionOrderAnalysis], para: Optional[ParaphraseAnalysis]) -> list[str]:
         notes = []
         if order is not None:
