@@ -39,7 +39,6 @@ from models.storage import sha256_file
 
 DEFAULT_N_CTX = 2048
 CAPTURE_MODES = ("native", "python", "none")
-GGML_TYPE_F32 = 0
 
 
 class _GGMLTensor(ctypes.Structure):
@@ -101,10 +100,6 @@ class LlamaCppBackend(BackendBase):
         self.bos_token = self._piece(self.llm.token_bos()) if self.llm.token_bos() >= 0 else ""
         self.eos_token = self._piece(self.llm.token_eos()) if self.llm.token_eos() >= 0 else ""
 
-        self._want: set[bytes] = set()
-        self._acts: dict[bytes, list[np.ndarray]] = {}
-        self._layout_error: Optional[str] = None
-        self._stop_after_capture = False
         params = L.llama_context_default_params()
         params.n_ctx = params.n_batch = self.n_ctx
         params.n_ubatch = min(n_ubatch, self.n_ctx)
@@ -128,75 +123,39 @@ class LlamaCppBackend(BackendBase):
 
     # ---- the eval callback ---------------------------------------------------------------
     def _install_callback(self, params, capture: str) -> None:
-        """Give the context the C callback (models/native.py) or, without a compiler, the
-        Python one; either way `_on_data` receives exactly the tensors in ``_want``. The
-        ctypes objects live on ``self`` as long as the context does. ``capture="none"``
-        installs nothing: bare llama.cpp speed (the monitor benchmark's baseline), no states."""
-        from models.native import ON_DATA, CaptureState, load_capture_library
+        """Give the context the C callback or, without a compiler, its Python twin; both
+        fill `self._capture`'s buffers (models/native.py). The ctypes objects live on
+        ``self`` as long as the context does. ``capture="none"`` installs nothing: bare
+        llama.cpp speed (the monitor benchmark's baseline), and no hidden states."""
+        from models.native import Capture, load_capture_library
 
-        self._capture_state = None
+        self._capture = None
+        self.capture_path = capture
         if capture == "none":
-            self.capture_path = "none"
             return
+        self._capture = Capture(_GGMLTensor, self.d_model, self._ggml.ggml_nbytes, self._ggml.ggml_backend_tensor_get)
         lib = load_capture_library() if capture == "native" else None
         if lib is not None:
-            self._on_data_c = ON_DATA(self._on_data)
-            self._capture_state = CaptureState(name_offset=_GGMLTensor.name.offset, n_want=0, on_data=self._on_data_c)
-            self._callback = self._L.ggml_backend_sched_eval_callback(
-                ctypes.cast(lib.liedar_eval_callback, ctypes.c_void_p).value
-            )
-            params.cb_eval_user_data = ctypes.cast(ctypes.pointer(self._capture_state), ctypes.c_void_p)
-            self.capture_path = "native"
+            address = ctypes.cast(lib.liedar_eval_callback, ctypes.c_void_p).value
+            self._callback = self._L.ggml_backend_sched_eval_callback(address)
+            params.cb_eval_user_data = ctypes.cast(ctypes.pointer(self._capture.state), ctypes.c_void_p)
         else:
-            self._callback = self._L.ggml_backend_sched_eval_callback(self._on_tensor_python)
-            params.cb_eval_user_data = None
             self.capture_path = "python"
+            self._callback = self._L.ggml_backend_sched_eval_callback(self._capture.python_callback())
+            params.cb_eval_user_data = None
         params.cb_eval = self._callback
 
-    def _set_want(self, names: set[bytes]) -> None:
-        if names and self.capture_path == "none":
-            raise IncompatibleError(
-                f"{self.name} was loaded with capture='none' and cannot read hidden states; load it with capture='native'"
-            )
-        if names == self._want:
-            return  # every decode sets its wants; the monitor's per-token ones rarely change
-        self._want = set(names)
-        if self._capture_state is not None:
-            self._capture_state.set_want(self._want)
-
-    def _on_tensor_python(self, t_ptr, ask, _user):
-        try:
-            if ask:
-                return _GGMLTensor.from_address(t_ptr).name in self._want
-            return self._on_data(t_ptr)
-        except Exception as exc:  # never let an exception cross into C
-            self._layout_error = f"eval callback failed: {exc}"
-            return True
-
-    def _on_data(self, t_ptr) -> bool:
-        """Copy one wanted tensor out of the graph; False asks ggml to stop computing."""
-        try:
-            t = _GGMLTensor.from_address(t_ptr)
-            name = t.name
-            if name in self._want:
-                rows, cols = int(t.ne[1]), int(t.ne[0])
-                nbytes = int(self._ggml.ggml_nbytes(t_ptr))
-                if (t.type != GGML_TYPE_F32 or cols != self.d_model or t.ne[2] != 1 or t.ne[3] != 1
-                        or nbytes != rows * cols * 4):
-                    self._layout_error = (
-                        f"tensor {name.decode()} reads as type {t.type}, shape {list(t.ne)}, {nbytes} bytes: the "
-                        "ggml_tensor layout in models/llamacpp.py does not match this llama.cpp build; use "
-                        "llama-cpp-python==0.3.36"
-                    )
-                    return True
-                buf = np.empty((rows, cols), dtype=np.float32)
-                self._ggml.ggml_backend_tensor_get(t_ptr, buf.ctypes.data, 0, buf.nbytes)
-                self._acts.setdefault(name, []).append(buf)
-                return not self._stop_after_capture  # False ends the graph here (ggml stops the split)
-            return True
-        except Exception as exc:  # never let an exception cross into C
-            self._layout_error = f"eval callback failed: {exc}"
-            return True
+    def _arm(self, names: set[bytes], n_rows: int = 0) -> None:
+        """Say which tensors the next decode copies (none: an empty set)."""
+        if self._capture is None:
+            if names:
+                raise IncompatibleError(
+                    f"{self.name} was loaded with capture='none' and cannot read hidden states; "
+                    "load it with capture='native'"
+                )
+            return
+        if names or self._capture.names:
+            self._capture.arm(names, n_rows)
 
     def _tensor_name(self, layer: int) -> bytes:
         if layer == 0:
@@ -207,13 +166,13 @@ class LlamaCppBackend(BackendBase):
 
     def _find_embedding_tensor(self) -> bytes:
         """Gemma scales embeddings (``inp_scaled``); most models feed ``embd`` directly."""
-        self._set_want({b"inp_scaled", b"embd"})
-        self._acts = {}
-        self._run(self.llm.tokenize(b"Hello", add_bos=self._add_bos), all_logits=False)
-        found = b"inp_scaled" if b"inp_scaled" in self._acts else b"embd"
-        if found not in self._acts:
+        ids = self.llm.tokenize(b"Hello", add_bos=self._add_bos)
+        self._arm({b"inp_scaled", b"embd"}, len(ids))
+        self._run(ids, all_logits=False)
+        found = [name for name in (b"inp_scaled", b"embd") if self._capture.filled(name)]
+        if not found:
             raise IncompatibleError(f"llama.cpp shows no embeddings tensor for {self.name}; layer 0 is unavailable")
-        return found
+        return found[0]
 
     # ---- decoding --------------------------------------------------------------------------
     def _run(self, ids: list[int], *, all_logits: bool, start: int = 0) -> None:
@@ -229,37 +188,39 @@ class LlamaCppBackend(BackendBase):
                 batch.seq_id[i][0] = 0
                 batch.logits[i] = 1 if (all_logits or i == len(ids) - 1) else 0
             batch.n_tokens = len(ids)
-            self._layout_error = None
             rc = L.llama_decode(self._ctx, batch)
         finally:
             L.llama_batch_free(batch)
         if rc != 0:
             raise InputError(f"llama.cpp could not decode {len(ids)} tokens (code {rc}); shorten the input or raise n_ctx")
-        if self._layout_error:
-            raise IncompatibleError(self._layout_error)
+        if self._capture is not None and self._capture.python_error:
+            raise IncompatibleError(self._capture.python_error)
         self._n_past = start + len(ids)
 
     def _logits(self, n_rows: int) -> np.ndarray:
         ptr = self._L.llama_get_logits(self._ctx)
         return np.ctypeslib.as_array(ptr, shape=(n_rows, self._n_vocab)).copy()
 
-    def _run_capture(self, ids: list[int], layers: list[int], start: int = 0) -> np.ndarray:
+    def _run_capture(self, ids: list[int], layers: list[int], start: int = 0, stop: bool = False) -> np.ndarray:
+        """Decode `ids` and return float32 ``[len(ids), len(layers), d_model]``; with
+        `stop`, ggml ends the graph once the (single) wanted tensor is copied."""
+        from models.native import CaptureError
+
         names = [self._tensor_name(x) for x in layers]
-        self._set_want(set(names))
-        self._acts = {}
+        self._arm(set(names), len(ids))
+        self._capture.state.stop_after_capture = int(stop)
         trimmed = any(x >= self.n_layers for x in layers)
-        self._run(ids, all_logits=trimmed, start=start)
-        out = []
-        for name in names:
-            pieces = self._acts.get(name)
-            if not pieces:
-                raise IncompatibleError(f"llama.cpp produced no tensor {name.decode()} for {self.name}; this architecture names its layers differently")
-            full = np.concatenate(pieces)
-            if full.shape[0] != len(ids):
-                raise IncompatibleError(f"tensor {name.decode()} has {full.shape[0]} rows for {len(ids)} tokens")
-            out.append(full)
-        self._acts = {}
-        return np.stack(out, axis=1)
+        try:
+            self._run(ids, all_logits=trimmed, start=start)
+        finally:
+            self._capture.state.stop_after_capture = 0
+        out = np.empty((len(ids), len(names), self.d_model), dtype=np.float32)
+        for j, name in enumerate(names):
+            try:
+                out[:, j] = self._capture.rows(name, len(ids))
+            except CaptureError as exc:
+                raise IncompatibleError(f"{self.name}: {exc}") from None
+        return out
 
     # ---- primitives --------------------------------------------------------------------
     def _tokenize(self, text, templated):
@@ -279,7 +240,7 @@ class LlamaCppBackend(BackendBase):
     def _token_logprobs(self, batch):
         out = []
         for seq in batch:
-            self._set_want(set())
+            self._arm(set())
             self._run(list(seq), all_logits=True)
             logits = self._logits(len(seq)).astype(np.float64)
             logp = logits - logits.max(axis=1, keepdims=True)
@@ -288,26 +249,22 @@ class LlamaCppBackend(BackendBase):
         return out
 
     def _gen_begin(self, ids, hook_layer):
-        self._set_want(set())
+        self._arm(set())
         self._run(list(ids), all_logits=False)
         return self._logits(1)[0]
 
     def _gen_feed(self, token, hook_layer):
         if hook_layer is None:
-            self._set_want(set())
+            self._arm(set())
             self._run([token], all_logits=True, start=self._n_past)
             return self._logits(1)[0], None
         hidden = self._run_capture([token], [hook_layer], start=self._n_past)[0, 0]
         return self._logits(1)[0], hidden
 
     def _gen_read(self, token, hook_layer):
-        # The data callback returns False after the wanted tensor: ggml then skips the rest
-        # of the graph (later blocks, their KV writes, the logits), so the context is spent.
-        self._stop_after_capture = True
-        try:
-            return self._run_capture([token], [hook_layer], start=self._n_past)[0, 0]
-        finally:
-            self._stop_after_capture = False
+        # The callback returns False after the wanted tensor: ggml then skips the rest of
+        # the graph (later blocks, their KV writes, the logits), so the context is spent.
+        return self._run_capture([token], [hook_layer], start=self._n_past, stop=True)[0, 0]
 
     def _piece_bytes(self, token: int) -> bytes:
         buf = ctypes.create_string_buffer(64)

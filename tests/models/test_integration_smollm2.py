@@ -122,10 +122,11 @@ def test_gemma3_on_llamacpp_reads_scaled_embeddings():
 
 def test_llamacpp_tensor_layout_check_fails_loudly(smollm2_llamacpp, monkeypatch):
     """If the ggml_tensor struct we read did not match the library, we must refuse, not
-    return garbage: simulate a mismatch by expecting a different width."""
+    return garbage: simulate a mismatch by reading the shape 8 bytes off its real offset."""
     from liedar.errors import IncompatibleError
 
-    monkeypatch.setattr(smollm2_llamacpp, "d_model", 100)
+    state = smollm2_llamacpp._capture.state
+    monkeypatch.setattr(state, "ne_offset", state.ne_offset + 8)
     with pytest.raises(IncompatibleError, match="layout"):
         smollm2_llamacpp.token_states_of_ids([1, 2, 3], [6])
 

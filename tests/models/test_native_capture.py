@@ -1,13 +1,43 @@
-"""The C eval callback (models/llamacpp_capture.c): what it asks for, and its fallbacks."""
+"""The capture buffers and eval callbacks (models/native.py, models/llamacpp_capture.c),
+driven with fake tensors: what is asked for, what is copied, and every refusal."""
 
 from __future__ import annotations
 
 import ctypes
 import shutil
 
+import numpy as np
 import pytest
 
 from models import native
+
+D = 4  # width of the fake tensors
+
+
+class FakeTensor(ctypes.Structure):
+    """Just the ggml_tensor fields the callback reads, at offsets of our choosing."""
+
+    _fields_ = [
+        ("type", ctypes.c_int),
+        ("ne", ctypes.c_int64 * 4),
+        ("name", ctypes.c_char * 64),
+        ("data", ctypes.c_void_p),
+    ]
+
+
+def _tensor(name: bytes, values: np.ndarray, type_: int = 0) -> tuple[FakeTensor, np.ndarray]:
+    values = np.ascontiguousarray(values, dtype=np.float32)
+    t = FakeTensor(type=type_, name=name, data=values.ctypes.data)
+    t.ne[:] = [values.shape[1], values.shape[0], 1, 1]
+    return t, values
+
+
+NBYTES = ctypes.CFUNCTYPE(ctypes.c_size_t, ctypes.c_void_p)(
+    lambda p: FakeTensor.from_address(p).ne[0] * FakeTensor.from_address(p).ne[1] * 4
+)
+GET = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)(
+    lambda p, dst, off, size: ctypes.memmove(dst, FakeTensor.from_address(p).data + off, size)
+)
 
 
 @pytest.fixture
@@ -18,38 +48,69 @@ def fresh(monkeypatch, tmp_path):
     return tmp_path
 
 
-def _fake_tensor(name: bytes, offset: int = 40) -> ctypes.Array:
-    buf = ctypes.create_string_buffer(offset + 64)
-    ctypes.memmove(ctypes.addressof(buf) + offset, name, len(name))
-    return buf
+HAVE_CC = shutil.which("cc") is not None or shutil.which("gcc") is not None
 
 
-@pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler on PATH")
-def test_callback_asks_only_for_wanted_names_and_passes_on_the_data_verdict(fresh):
+def _callback(which: str, cap: native.Capture) -> tuple:
+    """(callback(t_ptr, ask, user), user): the compiled C function or its Python twin."""
+    if which == "python":
+        return cap.python_callback(), None
+    if not HAVE_CC:
+        pytest.skip("no C compiler on PATH")
     lib = native.load_capture_library()
-    assert lib is not None and list((fresh / "native").glob("llamacpp_capture-*.so"))
-    seen = []
-    verdict = {"go_on": True}
+    return lib.liedar_eval_callback, ctypes.cast(ctypes.pointer(cap.state), ctypes.c_void_p)
 
-    def on_data(ptr):
-        seen.append(ptr)
-        return verdict["go_on"]
 
-    keep = native.ON_DATA(on_data)
-    state = native.CaptureState(name_offset=40, n_want=0, on_data=keep)
-    state.set_want({b"l_out-14", b"result_norm"})
-    user = ctypes.cast(ctypes.pointer(state), ctypes.c_void_p)
-    wanted, other, prefix = _fake_tensor(b"l_out-14"), _fake_tensor(b"l_out-1"), _fake_tensor(b"l_out-140")
-    ask = lib.liedar_eval_callback
-    assert ask(ctypes.addressof(wanted), True, user) is True
-    assert ask(ctypes.addressof(other), True, user) is False
-    assert ask(ctypes.addressof(prefix), True, user) is False  # names compare whole, not by prefix
-    assert ask(ctypes.addressof(wanted), False, user) is True and seen == [ctypes.addressof(wanted)]
-    verdict["go_on"] = False
-    assert ask(ctypes.addressof(wanted), False, user) is False  # the stop-after-capture request
-    state.set_want(set())
-    assert ask(ctypes.addressof(wanted), True, user) is False
-    assert native.load_capture_library() is lib  # built once, then remembered
+@pytest.mark.parametrize("which", ["c", "python"])
+def test_callback_asks_for_wanted_names_copies_pieces_in_order_and_stops_on_request(fresh, which):
+    cap = native.Capture(FakeTensor, D, NBYTES, GET)
+    cb, user = _callback(which, cap)
+    cap.arm({b"l_out-14", b"result_norm"}, n_rows=3)
+    rng = np.random.default_rng(0)
+    first, a = _tensor(b"l_out-14", rng.normal(size=(2, D)))  # two micro-batches: 2 rows, then 1
+    second, b = _tensor(b"l_out-14", rng.normal(size=(1, D)))
+    other, _ = _tensor(b"l_out-1", rng.normal(size=(3, D)))
+    prefix, _ = _tensor(b"l_out-140", rng.normal(size=(3, D)))
+    assert cb(ctypes.addressof(first), True, user) is True
+    assert cb(ctypes.addressof(other), True, user) is False
+    assert cb(ctypes.addressof(prefix), True, user) is False  # whole names, not prefixes
+    assert cb(ctypes.addressof(first), False, user) is True
+    assert cap.filled(b"l_out-14") == 2
+    cap.state.stop_after_capture = 1
+    assert cb(ctypes.addressof(second), False, user) is False  # the stop-after-capture request
+    np.testing.assert_array_equal(cap.rows(b"l_out-14", 3), np.vstack([a, b]))
+    with pytest.raises(native.CaptureError, match="produced no tensor result_norm"):
+        cap.rows(b"result_norm", 3)
+    cap.arm(set(), 0)
+    assert cb(ctypes.addressof(first), True, user) is False
+
+
+@pytest.mark.parametrize("which", ["c", "python"])
+def test_bad_layout_and_overflow_are_refused_not_copied(fresh, which):
+    cap = native.Capture(FakeTensor, D, NBYTES, GET)
+    cb, user = _callback(which, cap)
+    cap.arm({b"embd"}, n_rows=2)
+    wrong_type, _ = _tensor(b"embd", np.ones((2, D)), type_=1)
+    assert cb(ctypes.addressof(wrong_type), False, user) is True
+    with pytest.raises(native.CaptureError, match=r"reads as type 1.*llama-cpp-python==0\.3\.36"):
+        cap.rows(b"embd", 2)
+    cap.arm({b"embd"}, n_rows=2)
+    wide, _ = _tensor(b"embd", np.ones((2, D + 1)))
+    cb(ctypes.addressof(wide), False, user)
+    with pytest.raises(native.CaptureError, match="reads as type 0, shape"):
+        cap.rows(b"embd", 2)
+    cap.arm({b"embd"}, n_rows=2)
+    too_long, _ = _tensor(b"embd", np.ones((3, D)))
+    cb(ctypes.addressof(too_long), False, user)
+    with pytest.raises(native.CaptureError, match="more rows than the 2 tokens decoded"):
+        cap.rows(b"embd", 2)
+
+
+@pytest.mark.skipif(not HAVE_CC, reason="no C compiler on PATH")
+def test_library_is_built_once_into_the_cache(fresh):
+    lib = native.load_capture_library()
+    assert lib is not None and len(list((fresh / "native").glob("llamacpp_capture-*.so"))) == 1
+    assert native.load_capture_library() is lib
 
 
 def test_no_compiler_falls_back_with_one_warning(fresh, monkeypatch):
@@ -65,6 +126,6 @@ def test_native_capture_can_be_switched_off(fresh, monkeypatch):
 
 
 def test_too_many_names_is_a_clear_error():
-    state = native.CaptureState()
+    cap = native.Capture(FakeTensor, D, NBYTES, GET)
     with pytest.raises(ValueError, match="at most 256"):
-        state.set_want({f"t{i}".encode() for i in range(native.MAX_WANT + 1)})
+        cap.arm({f"t{i}".encode() for i in range(native.MAX_WANT + 1)}, 1)
