@@ -123,8 +123,7 @@ def run_monitor(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     from probes.monitor_calibration import calibrate_threshold
     from probes.roleplay import SCENARIOS, roleplay_dialogues
 
-    from liedar.report.adapters import monitor_section, usable
-    from liedar.report.model import Measure
+    from liedar.report.adapters import add_quality_metric, monitor_section
     from models.chat import Dialogue, Message
 
     lm, sz = ctx.model(), ctx.sizes
@@ -154,8 +153,7 @@ def run_monitor(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
              ("monitor_recall_roleplay", "Monitor recall on deceptive role-play at the calibrated threshold",
               wilson(int((rp_scores[y == 1] > cal.threshold).sum()), n_dec, kind="quality"))]
     for mid, label, est in extra:
-        if usable(est):
-            section.measures.append(Measure(mid, label, "monitor", "proportion", est, None, None))
+        add_quality_metric(section, mid, label, est, "monitor")
     raw = {"calibration": cal.to_dict(), "roleplay_scores": rp_scores.tolist(), "roleplay_labels": labels,
            "roleplay_honest_flagged": int((rp_scores[y == 0] > cal.threshold).sum()), "n_roleplay_honest": n_hon,
            "generations": generations}

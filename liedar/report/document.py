@@ -2,18 +2,20 @@
 
 Why an intermediate layout: the two pages must show the same numbers in the same
 order; writing the layout twice would let them drift. Here is the one place that
-decides what is shown — and it enforces the report's rule that a deception rate is
+decides what is shown — and it enforces the report's rules that a deception rate is
 never shown without its ceiling (a "ceiling" column on every rate row, reading
-"not measured" when there is none).
+"not measured" when there is none), that a number the run could not estimate is a row
+reading "not computable: <why>" (never 0, never blank), and that an instrument's
+warnings sit in a "warnings" cell on the row they qualify.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Optional, Union
 
 from behavioral.stats import Estimate
-from liedar.report.model import Measure, ModelReport, Report
+from liedar.report.model import Ceiling, Measure, ModelReport, NotComputable, Report
 
 
 @dataclass
@@ -61,15 +63,45 @@ def fmt_estimate(e: Estimate, digits: int = 3) -> str:
     return f"{e.value:.{digits}f} [{e.lo:.{digits}f}, {e.hi:.{digits}f}]"
 
 
-def _method(e: Estimate) -> str:
+NOT_COMPUTABLE = "not computable"
+
+
+def fmt_not_computable(nc: NotComputable) -> str:
+    """The value cell of a row without a number: says so and why, so it is never read as 0."""
+    return f"{NOT_COMPUTABLE}: {nc.reason}"
+
+
+def _value_cell(e: Optional[Estimate], nc: Optional[NotComputable]) -> str:
+    return fmt_estimate(e) if e is not None else fmt_not_computable(nc)  # type: ignore[arg-type]
+
+
+def _n_cell(e: Optional[Estimate], nc: Optional[NotComputable]) -> str:
+    return str(e.n if e is not None else nc.n)  # type: ignore[union-attr]
+
+
+def _method(e: Optional[Estimate]) -> str:
+    if e is None:
+        return "—"
     return e.method + (f"; {e.note}" if e.note else "")
+
+
+def fmt_warnings(warnings: tuple[str, ...]) -> str:
+    return "; ".join(f"⚠ {w}" for w in warnings)
 
 
 def _ceiling_cell(report: ModelReport, m: Measure) -> str:
     if m.ceiling is None:
         return "not measured"
     c = report.ceiling(m.ceiling)
+    if c.estimate is None:
+        return f"{c.label}: {NOT_COMPUTABLE} (chance {c.chance:.2f})"
     return f"{c.label}: {fmt_estimate(c.estimate)} (n={c.estimate.n}, chance {c.chance:.2f})"
+
+
+def _ceiling_row(c: Ceiling) -> list[str]:
+    e = c.estimate
+    return [c.label, _value_cell(e, c.not_computable), _n_cell(e, c.not_computable), f"{c.chance:.2f}", c.protocol,
+            fmt_warnings(c.warnings), _method(e)]
 
 
 def _flag(m: Measure) -> str:
@@ -79,11 +111,10 @@ def _flag(m: Measure) -> str:
 def _rate_rows(report: ModelReport, measures: list[Measure]) -> list[list[str]]:
     rows = []
     for m in measures:
-        e = m.estimate
-        kappa = "" if m.grader_kappa is None else f"; grader κ {fmt_estimate(m.grader_kappa, 2)}"
-        rows.append(
-            [m.label, fmt_estimate(e), str(e.n), e.kind, _ceiling_cell(report, m), _flag(m), _method(e) + kappa]
-        )
+        e, nc = m.estimate, m.not_computable
+        kappa = "" if m.grader_kappa is None else f"; grader κ {fmt_estimate(m.grader_kappa, 2)} (n={m.grader_kappa.n})"
+        rows.append([m.label, _value_cell(e, nc), _n_cell(e, nc), m.kind, _ceiling_cell(report, m), _flag(m),
+                     fmt_warnings(m.warnings), _method(e) + kappa])
     return rows
 
 
@@ -107,25 +138,24 @@ def model_blocks(mr: ModelReport, figures: dict[str, bytes]) -> list[Block]:
     if s.ceilings:
         blocks.append(
             Table(
-                ["ceiling", "accuracy [95% CI]", "n", "chance", "protocol", "method"],
-                [
-                    [c.label, fmt_estimate(c.estimate), str(c.estimate.n), f"{c.chance:.2f}", c.protocol, _method(c.estimate)]
-                    for c in s.ceilings
-                ],
+                ["ceiling", "accuracy [95% CI]", "n", "chance", "protocol", "warnings", "method"],
+                [_ceiling_row(c) for c in s.ceilings],
             )
         )
     else:
         blocks.append(Para("No capability ceiling was measured: no low deception rate below can be read as honesty.", "caution"))
 
-    deception = [m for m in s.measures if m.estimate.kind != "quality"]
-    quality = [m for m in s.measures if m.estimate.kind == "quality"]
+    deception = [m for m in s.measures if m.kind != "quality"]
+    quality = [m for m in s.measures if m.kind == "quality"]
     blocks.append(Heading(3, "Deception measures (each beside its ceiling)"))
     if deception:
         blocks.append(
             Table(
-                ["measure", "value [95% CI]", "n", "kind", "ceiling", "flag", "method"],
+                ["measure", "value [95% CI]", "n", "kind", "ceiling", "flag", "warnings", "method"],
                 _rate_rows(mr, deception),
-                "Proportions in [0, 1]; gaps are differences of proportions (0 = none); φ is a ratio (1 = none).",
+                "Proportions in [0, 1]; gaps are differences of proportions (0 = none); φ is a ratio (1 = none); "
+                "scores are the detector's confidence (0 = consistent). \"not computable\" rows were attempted but "
+                "had no records to estimate from; they are not zero.",
             )
         )
     else:
@@ -141,8 +171,9 @@ def model_blocks(mr: ModelReport, figures: dict[str, bytes]) -> list[Block]:
 
     blocks.append(Heading(3, "Probe quality"))
     if quality:
-        blocks.append(Table(["metric", "value [95% CI]", "n", "method"],
-                            [[m.label, fmt_estimate(m.estimate), str(m.estimate.n), _method(m.estimate)] for m in quality]))
+        blocks.append(Table(["metric", "value [95% CI]", "n", "warnings", "method"],
+                            [[m.label, _value_cell(m.estimate, m.not_computable), _n_cell(m.estimate, m.not_computable),
+                              fmt_warnings(m.warnings), _method(m.estimate)] for m in quality]))
     if s.layer_sweep is not None:
         ls = s.layer_sweep
         blocks.append(Para(f"Layer sweep{' on ' + ls.dataset if ls.dataset else ''}: chosen layer {ls.chosen_layer} (chosen on {ls.chosen_on})."))

@@ -17,6 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (backend must be chosen first)
 import numpy as np  # noqa: E402
 
+from behavioral.stats import Estimate  # noqa: E402
 from liedar.report.model import LayerSweep, ModelReport, PositionHistogram, TransferMatrix  # noqa: E402
 
 DPI = 110
@@ -93,29 +94,39 @@ def position_histogram(pos: Optional[PositionHistogram]) -> Optional[bytes]:
 
 
 def ceilings_vs_rates(report: ModelReport) -> Optional[bytes]:
-    """Each deception proportion drawn directly under the ceiling it must be read against."""
-    rows: list[tuple[str, float, float, float, str, Optional[float]]] = []
+    """Each deception proportion drawn directly under the ceiling it must be read against.
+
+    A row without an estimate keeps its place with the label "(not computable)" and no
+    point, so the figure shows the same rows as the tables."""
+    Row = tuple[str, Optional[float], Optional[float], Optional[float], str, Optional[float]]
+    rows: list[Row] = []
     by_ceiling: dict[Optional[str], list] = {}
     for m in report.section.measures:
-        if m.scale == "proportion" and m.estimate.kind != "quality":
+        if m.scale == "proportion" and m.kind != "quality":
             by_ceiling.setdefault(m.ceiling, []).append(m)
+
+    def row(label: str, e: Optional[Estimate], colour: str, chance: Optional[float] = None) -> Row:
+        if e is None:
+            return (f"{label} (not computable)", None, None, None, colour, chance)
+        return (label, e.value, e.lo, e.hi, colour, chance)
+
     for c in report.section.ceilings:
-        e = c.estimate
-        rows.append((f"ceiling: {c.label}", e.value, e.lo, e.hi, "tab:green", c.chance))
+        rows.append(row(f"ceiling: {c.label}", c.estimate, "tab:green", c.chance))
         for m in by_ceiling.pop(c.id, []):
             deceptive = m.higher_is_deceptive is True
-            rows.append((f"   {m.label}" + ("" if deceptive else " (not a deception rate)"), m.estimate.value,
-                         m.estimate.lo, m.estimate.hi, "tab:red" if deceptive else "tab:gray", None))
+            rows.append(row(f"   {m.label}" + ("" if deceptive else " (not a deception rate)"), m.estimate,
+                            "tab:red" if deceptive else "tab:gray"))
     for m in by_ceiling.pop(None, []):
         deceptive = m.higher_is_deceptive is True
         label = f"{m.label} ({'no ceiling' if deceptive else 'not a deception rate'})"
-        rows.append((label, m.estimate.value, m.estimate.lo, m.estimate.hi, "tab:orange" if deceptive else "tab:gray", None))
+        rows.append(row(label, m.estimate, "tab:orange" if deceptive else "tab:gray"))
     if not rows:
         return None
     fig, ax = plt.subplots(figsize=(7.0, 0.34 * len(rows) + 1.2))
     y = np.arange(len(rows))[::-1]
     for yi, (label, v, lo, hi, colour, chance) in zip(y, rows):
-        ax.errorbar(v, yi, xerr=[[v - lo], [hi - v]], fmt="o", color=colour, capsize=3, ms=4)
+        if v is not None and lo is not None and hi is not None:
+            ax.errorbar(v, yi, xerr=[[v - lo], [hi - v]], fmt="o", color=colour, capsize=3, ms=4)
         if chance is not None:
             ax.plot([chance], [yi], marker="|", color="black", ms=12)
     ax.set_yticks(y, [r[0] for r in rows], fontsize=8)

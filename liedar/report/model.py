@@ -5,8 +5,15 @@ with its interval, its n and — for deception rates — the capability ceiling 
 read against. Those rules are checked here (on construction) and in the JSON Schema
 (`report.schema.json`), so no renderer can show a bare number.
 
+A measure or ceiling the run attempted but could not estimate (no records in its
+denominator, e.g. a flip rate when the model answered no item right unprompted) is kept as
+a row with ``estimate=None`` and a `NotComputable` saying why, never dropped and never
+shown as 0: a reviewer must see everything the run tried. Instrument warnings ("n < 30",
+"ceiling indistinguishable from chance") travel on the row they qualify.
+
 Versioning: `SCHEMA_VERSION` changes on any incompatible change of `Report.to_dict()`;
-`liedar report --from` refuses results written by another major version.
+`liedar report --from` refuses results written by another major version with one line
+naming both versions and the fix (2.0: estimates may be null, rows carry warnings).
 """
 
 from __future__ import annotations
@@ -18,10 +25,11 @@ from typing import Any, Literal, Optional
 from behavioral.stats import Estimate
 from liedar.errors import IncompatibleError, InputError
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"
 
 Scale = Literal["proportion", "difference", "ratio", "score"]
 StepStatus = Literal["ok", "not_run", "failed"]
+Kind = Literal["capability", "propensity", "quality"]
 
 
 def _estimate_or_none(d: Optional[dict[str, Any]]) -> Optional[Estimate]:
@@ -41,6 +49,44 @@ def _check_estimate(e: Estimate, where: str) -> None:
 
 
 @dataclass(frozen=True)
+class NotComputable:
+    """Why a number the run attempted has no estimate: ``n`` records were usable (usually 0).
+
+    ``kind`` is what the estimate would have measured, so the row still lands in the right
+    table (deception measures vs probe quality).
+    """
+
+    reason: str
+    n: int = 0
+    kind: Kind = "propensity"
+
+    def __post_init__(self) -> None:
+        if not self.reason.strip():
+            raise InputError("a not-computable row must say why (reason is empty)")
+        if self.n < 0:
+            raise InputError(f"not-computable row: n={self.n} cannot be negative")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reason": self.reason, "n": self.n, "kind": self.kind}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "NotComputable":
+        return cls(d["reason"], int(d.get("n", 0)), d.get("kind", "propensity"))
+
+
+def _nc_or_none(d: Optional[dict[str, Any]]) -> Optional[NotComputable]:
+    return None if d is None else NotComputable.from_dict(d)
+
+
+def _check_row(estimate: Optional[Estimate], nc: Optional[NotComputable], where: str) -> None:
+    """Exactly one of estimate / not_computable: a row either has a number or says why not."""
+    if (estimate is None) == (nc is None):
+        raise InputError(f"{where}: give either an estimate or a not_computable reason, not {'both' if nc else 'neither'}")
+    if estimate is not None:
+        _check_estimate(estimate, where)
+
+
+@dataclass(frozen=True)
 class Ceiling:
     """An elicited capability ceiling: the accuracy the model reaches when asked hard."""
 
@@ -48,10 +94,12 @@ class Ceiling:
     label: str
     protocol: str  # how it was elicited: "benign framing, option log-probs", "few-shot", ...
     chance: float  # accuracy of a uniform guesser on the same items
-    estimate: Estimate
+    estimate: Optional[Estimate]  # None only with `not_computable`
+    warnings: tuple[str, ...] = ()  # the instrument's caveats about this ceiling
+    not_computable: Optional[NotComputable] = None
 
     def __post_init__(self) -> None:
-        _check_estimate(self.estimate, f"ceiling {self.id!r}")
+        _check_row(self.estimate, self.not_computable, f"ceiling {self.id!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -59,12 +107,15 @@ class Ceiling:
             "label": self.label,
             "protocol": self.protocol,
             "chance": self.chance,
-            "estimate": self.estimate.to_dict(),
+            "estimate": None if self.estimate is None else self.estimate.to_dict(),
+            "not_computable": None if self.not_computable is None else self.not_computable.to_dict(),
+            "warnings": list(self.warnings),
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Ceiling":
-        return cls(d["id"], d["label"], d["protocol"], float(d["chance"]), Estimate.from_dict(d["estimate"]))
+        return cls(d["id"], d["label"], d["protocol"], float(d["chance"]), _estimate_or_none(d.get("estimate")),
+                   tuple(d.get("warnings", ())), _nc_or_none(d.get("not_computable")))
 
 
 @dataclass(frozen=True)
@@ -76,22 +127,26 @@ class Measure:
     ``score``. ``ceiling`` names the `Ceiling` a deception rate is read against; a
     propensity measure without one says so in the readings. ``higher_is_deceptive`` is
     None for quality metrics (probe AUROC) where the direction is not about deception.
+    ``estimate`` is None exactly when ``not_computable`` says why; ``warnings`` are the
+    instrument's caveats that qualify this number (shown on its row).
     """
 
     id: str
     label: str
     instrument: str
     scale: Scale
-    estimate: Estimate
+    estimate: Optional[Estimate]
     ceiling: Optional[str] = None
     higher_is_deceptive: Optional[bool] = True
     null_value: Optional[float] = None
     flag: Optional[bool] = None
     grader_kappa: Optional[Estimate] = None
     details: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    not_computable: Optional[NotComputable] = None
 
     def __post_init__(self) -> None:
-        _check_estimate(self.estimate, f"measure {self.id!r}")
+        _check_row(self.estimate, self.not_computable, f"measure {self.id!r}")
         if self.grader_kappa is not None:
             _check_estimate(self.grader_kappa, f"grader kappa of {self.id!r}")
 
@@ -101,14 +156,21 @@ class Measure:
             "label": self.label,
             "instrument": self.instrument,
             "scale": self.scale,
-            "estimate": self.estimate.to_dict(),
+            "estimate": None if self.estimate is None else self.estimate.to_dict(),
+            "not_computable": None if self.not_computable is None else self.not_computable.to_dict(),
             "ceiling": self.ceiling,
             "higher_is_deceptive": self.higher_is_deceptive,
             "null_value": self.null_value,
             "flag": self.flag,
             "grader_kappa": None if self.grader_kappa is None else self.grader_kappa.to_dict(),
+            "warnings": list(self.warnings),
             "details": self.details,
         }
+
+    @property
+    def kind(self) -> Kind:
+        """What the row measures, whether or not it has a number."""
+        return self.estimate.kind if self.estimate is not None else self.not_computable.kind  # type: ignore[union-attr]
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Measure":
@@ -117,13 +179,15 @@ class Measure:
             d["label"],
             d["instrument"],
             d["scale"],
-            Estimate.from_dict(d["estimate"]),
+            _estimate_or_none(d.get("estimate")),
             d.get("ceiling"),
             d.get("higher_is_deceptive", True),
             d.get("null_value"),
             d.get("flag"),
             _estimate_or_none(d.get("grader_kappa")),
             dict(d.get("details", {})),
+            tuple(d.get("warnings", ())),
+            _nc_or_none(d.get("not_computable")),
         )
 
 
@@ -414,10 +478,11 @@ class ModelReport:
         for m in self.section.measures:
             if m.ceiling is not None and m.ceiling not in ceiling_ids:
                 raise InputError(f"measure {m.id!r} refers to ceiling {m.ceiling!r}, which is not in the report")
-        measure_ids = {m.id for m in self.section.measures}
+        computed = {m.id for m in self.section.measures if m.estimate is not None}
         for c in self.section.comparisons:
-            if c.a not in measure_ids or c.b not in measure_ids:
-                raise InputError(f"comparison {c.label!r} refers to a measure that is not in the report")
+            if c.a not in computed or c.b not in computed:
+                raise InputError(f"comparison {c.label!r} refers to a measure that is not in the report "
+                                 "or has no estimate: compare only measures with numbers")
 
     def measure(self, measure_id: str) -> Measure:
         return next(m for m in self.section.measures if m.id == measure_id)
@@ -474,10 +539,26 @@ class Report:
         )
 
 
+def _major(version: str) -> Optional[int]:
+    head = str(version).split(".")[0]
+    return int(head) if head.isdigit() else None
+
+
 def check_schema_version(found: str, what: str) -> None:
-    """Refuse data from another major schema version (minor versions only add fields)."""
-    if str(found).split(".")[0] != SCHEMA_VERSION.split(".")[0]:
-        raise IncompatibleError(
-            f"{what} has schema version {found}, this liedar reads {SCHEMA_VERSION}: "
-            "re-run `liedar demo` to regenerate the results"
-        )
+    """Refuse data from another major schema version (minor versions only add fields).
+
+    Why refuse rather than upgrade 1.x: a 1.x file dropped not-computable measures and kept
+    instrument warnings only in free-form details, so an upgraded page would silently say
+    less than the run knew. The message names both versions and the one fix for each case.
+    """
+    mine, theirs = _major(SCHEMA_VERSION), _major(found)
+    if theirs == mine:
+        return
+    if theirs is not None and mine is not None and theirs < mine:
+        fix = ("re-run `liedar demo` with the same --output to regenerate it (steps saved by the older "
+               "version are recomputed; the model cache is kept)")
+    elif theirs is not None:
+        fix = "read it with the newer liedar that wrote it, or upgrade liedar"
+    else:
+        fix = "it is not a liedar report file; give the results/ folder or report.json written by `liedar demo`"
+    raise IncompatibleError(f"{what} has report schema version {found}, this liedar reads {SCHEMA_VERSION}: {fix}")

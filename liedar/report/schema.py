@@ -30,9 +30,10 @@ def validate_report(data: dict[str, Any]) -> bool:
     except ImportError:
         return False
     validator = jsonschema.Draft202012Validator(report_schema())
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-    if errors:
-        e = errors[0]
+    # best_match descends into oneOf branches (estimate-or-reason rows), so the message names
+    # the field that is wrong ("'lo' is a required property") rather than "not valid under any"
+    e = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if e is not None:
         where = "/".join(str(p) for p in e.absolute_path) or "(root)"
-        raise InputError(f"report JSON violates its schema at {where}: {e.message}")
+        raise InputError(f"report JSON violates its schema at {where}: {e.message[:300]}")
     return True

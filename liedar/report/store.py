@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from liedar.atomic import write_json_atomic
-from liedar.errors import InputError
+from liedar.errors import IncompatibleError, InputError
 from liedar.report.model import SCHEMA_VERSION, Section, StepRecord, check_schema_version
 
 RUN_FILE = "run.json"
@@ -88,8 +88,8 @@ def load_step(results_dir: Path, name: str, expected_hash: str) -> Optional[Step
         return None
     try:
         result = StepResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except (json.JSONDecodeError, KeyError, TypeError):
-        return None  # a damaged file is recomputed, not trusted
+    except (json.JSONDecodeError, KeyError, TypeError, InputError, IncompatibleError):
+        return None  # a damaged file, or one from another schema version, is recomputed, not trusted
     return result if result.config_hash == expected_hash else None
 
 

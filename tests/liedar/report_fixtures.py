@@ -3,7 +3,12 @@
 `sample_steps()` is the one source of fixture numbers. `tests/liedar/data/results/` is
 the same data saved to disk once (regenerate after an intended format change with
 ``PYTHONPATH=. python tests/liedar/report_fixtures.py``); a test checks the saved copy still loads, so a
-change that breaks old results directories is caught.
+change that breaks old results directories is caught. `data/results-v1/` is a results
+directory written by report schema 1.0, kept to test that an old version is refused with
+one clear line.
+
+The fixture holds one row of each awkward kind: a measure that was not computable (n = 0),
+instrument warnings on a measure and on a ceiling.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from liedar.report.model import (
     Comparison,
     LayerSweep,
     Measure,
+    NotComputable,
     PositionHistogram,
     Section,
     TransferMatrix,
@@ -27,6 +33,10 @@ from liedar.report.store import RUN_FILE, StepResult, save_step
 
 MODEL = {"name": "fixture-model", "backend": "fixture", "fingerprint": "0" * 16}
 SAVED_RESULTS = Path(__file__).parent / "data" / "results"
+V1_RESULTS = Path(__file__).parent / "data" / "results-v1"
+NO_NEUTRAL_RIGHT = "0 of the 8 records where the user was right were answered correctly when neutral"
+FLIP_WARNING = "pressure is unbalanced: user wrong on 40 records, right on 8"
+CEILING_WARNING = "neutral accuracy near chance"
 
 
 def auroc(v: float, n: int = 80, half: float = 0.06) -> Estimate:
@@ -38,7 +48,7 @@ def sample_steps() -> list[StepResult]:
     ceiling = Ceiling("mcq_benign", "MCQ accuracy, benign framing", "benign framing, letter log-probs", 0.25,
                       wilson(60, 100, kind="capability"))
     weak = Ceiling("yesno_neutral", "yes/no accuracy, neutral", "neutral prompt, yes/no log-probs", 0.5,
-                   wilson(27, 50, kind="capability"))
+                   wilson(27, 50, kind="capability"), (CEILING_WARNING,))
     gap = newcombe_difference(60, 100, 52, 100)
     sandbag = Section(
         ceilings=[ceiling],
@@ -49,7 +59,10 @@ def sample_steps() -> list[StepResult]:
         ceilings=[weak],
         measures=[
             Measure("sycophancy_flip", "Sycophancy flip rate (user wrong)", "sycophancy", "proportion",
-                    wilson(1, 40), "yesno_neutral"),
+                    wilson(1, 40), "yesno_neutral", warnings=(FLIP_WARNING,)),
+            Measure("sycophancy_instability", "Flip rate when the user is right (control)", "sycophancy",
+                    "proportion", None, "yesno_neutral", False, warnings=(FLIP_WARNING,),
+                    not_computable=NotComputable(NO_NEUTRAL_RIGHT)),
             Measure("negation_inconsistency", "Negation inconsistency index", "negation", "proportion",
                     wilson(0, 20), "yesno_neutral"),
             Measure("honesty_dishonest", "Assertion contradicts belief (MASK-style)", "honesty", "proportion",

@@ -43,7 +43,8 @@ def test_sycophancy_section_has_ceiling_and_comparison() -> None:
     res = sycophancy(recs)
     s = sycophancy_section(res)
     ids = [m.id for m in s.measures]
-    assert ids == ["sycophancy_flip", "sycophancy_instability", "sycophancy_excess"]
+    assert ids == ["sycophancy_flip", "sycophancy_instability", "sycophancy_excess", "sycophancy_update"]
+    assert all(m.estimate is not None for m in s.measures[:3])
     assert s.measures[0].estimate == res.capitulation and s.measures[0].ceiling == "sycophancy_ceiling"
     assert s.comparisons[0].a == "sycophancy_flip"
     ModelReport({"name": "m"}, [], s)

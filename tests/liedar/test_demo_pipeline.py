@@ -13,7 +13,7 @@ from report_fixtures import SAVED_RESULTS
 
 from behavioral.stats import wilson
 from liedar.demo import DemoConfig, Step, StepUnavailable, require_module, run_demo, step_hashes
-from liedar.report.model import Measure, Section
+from liedar.report.model import SCHEMA_VERSION, Measure, Section
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -102,7 +102,7 @@ def test_report_from_saved_results_without_torch(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "HEAVY []" in proc.stdout
-    assert json.loads((tmp_path / "report.json").read_text())["schema_version"] == "1.0"
+    assert json.loads((tmp_path / "report.json").read_text())["schema_version"] == SCHEMA_VERSION
     assert (tmp_path / "index.html").is_file() and (tmp_path / "report.md").is_file()
 
 

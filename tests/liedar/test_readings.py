@@ -6,7 +6,7 @@ import pytest
 
 from behavioral.stats import Estimate, newcombe_difference, wilson
 from liedar import readings
-from liedar.report.model import Ceiling, Comparison, Measure, ModelReport, Section, StepRecord
+from liedar.report.model import Ceiling, Comparison, Measure, ModelReport, NotComputable, Section, StepRecord
 
 
 def _report(*measures: Measure, ceilings=(), comparisons=(), steps=()) -> ModelReport:
@@ -101,13 +101,35 @@ def test_step_not_run_lists_the_reason() -> None:
     assert len(out) == 1 and "skipped by --quick" in out[0].text
 
 
-def test_not_computable_names_each_rate_left_out() -> None:
-    """A rate with n = 0 is left out of the tables; its absence must be explained, not silent."""
-    skipped = ["Sycophancy flip rate (user wrong): no item answered correctly when neutral"]
-    rep = _report(_rate(30, 200, "c", details={"skipped": skipped}), ceilings=[STRONG_CEILING])
+def _not_computable(mid: str = "flip", ceiling=None) -> Measure:
+    return Measure(mid, "Sycophancy flip rate (user wrong)", "sycophancy", "proportion", None, ceiling,
+                   not_computable=NotComputable("0 items the model answered correctly when neutral"))
+
+
+def test_not_computable_names_each_row_without_a_number() -> None:
+    """A rate with n = 0 stays a row; the reading repeats why so that it is not read as zero."""
+    rep = _report(_not_computable(), _rate(30, 200, "c"), ceilings=[STRONG_CEILING])
     out = readings.not_computable(rep)
-    assert [r.rule for r in out] == ["not_computable"] and skipped[0] in out[0].text
+    assert [r.rule for r in out] == ["not_computable"] and out[0].refs == ["flip"]
+    assert "0 items the model answered correctly when neutral" in out[0].text and "not zero" in out[0].text
     assert readings.not_computable(_report(_rate(30, 200, "c"), ceilings=[STRONG_CEILING])) == []
+
+
+def test_not_computable_ceiling_is_named_and_blocks_an_honesty_reading() -> None:
+    """A near-zero rate whose ceiling could not be computed must not pass for honest."""
+    nc_ceiling = Ceiling("c", "belief accuracy", "neutral", 0.5, None,
+                         not_computable=NotComputable("0 of 12 items had a consistent belief", kind="capability"))
+    rep = _report(_rate(0, 200, "c"), ceilings=[nc_ceiling])
+    rules = _rules(rep)
+    assert "not_computable" in rules and "no_ceiling" in rules and "incapable_not_honest" not in rules
+    text = next(r.text for r in readings.no_ceiling(rep))
+    assert "was not computable (0 of 12 items had a consistent belief)" in text
+
+
+def test_rules_about_numbers_skip_rows_without_one() -> None:
+    """Every number rule runs on a report holding a not-computable row without touching it."""
+    rep = _report(_not_computable(ceiling="c"), ceilings=[CHANCE_CEILING])
+    assert _rules(rep) == ["not_computable"]
 
 
 def test_clean_report_has_no_readings() -> None:

@@ -32,7 +32,7 @@ def test_saved_fixture_renders_all_outputs(rendered: tuple[Report, dict[str, Pat
     html = paths["html"].read_text(encoding="utf-8")
     md = paths["markdown"].read_text(encoding="utf-8")
     data = json.loads(paths["json"].read_text(encoding="utf-8"))
-    assert data["schema_version"] == "1.0" and data["models"][0]["model"]["name"] == MODEL["name"]
+    assert data["schema_version"] == "2.0" and data["models"][0]["model"]["name"] == MODEL["name"]
     for name in ("ceilings_vs_rates", "transfer_matrix", "layer_sweep", "position_choice"):
         assert (tmp_path / "figures" / f"{MODEL['name']}-{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"figures/{MODEL['name']}-{name}.png" in md
@@ -99,10 +99,14 @@ def test_markdown_shows_interval_n_and_ceiling_on_every_rate_row(rendered: tuple
     md = paths["markdown"].read_text(encoding="utf-8")
     section = md.split("### Deception measures")[1].split("###")[0]
     rows = [r for r in section.splitlines() if r.startswith("| ") and not r.startswith("| measure")]
-    deception = [m for m in report.models[0].section.measures if m.estimate.kind != "quality"]
+    deception = [m for m in report.models[0].section.measures if m.kind != "quality"]
     assert len(rows) == len(deception)
+    assert any(m.estimate is None for m in deception)  # the fixture holds a not-computable row
     for row, m in zip(rows, deception):
         cells = [c.strip() for c in row.strip("|").split("|")]
+        if m.estimate is None:
+            assert cells[1] == f"not computable: {m.not_computable.reason}" and cells[2] == "0", row
+            continue
         assert re.fullmatch(r"-?\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\]", cells[1]), row
         assert cells[2] == str(m.estimate.n)
         assert cells[4] == "not measured" or re.search(r"\d\.\d{3} \[", cells[4]), row
@@ -122,8 +126,8 @@ def test_model_refuses_bad_numbers() -> None:
 
 def test_other_major_schema_version_is_refused(tmp_path: Path) -> None:
     data = build_report(SAVED_RESULTS).to_dict()
-    data["schema_version"] = "2.0"
-    with pytest.raises(IncompatibleError, match="schema version 2.0"):
+    data["schema_version"] = "3.0"
+    with pytest.raises(IncompatibleError, match="schema version 3.0, this liedar reads 2.0: .*upgrade liedar"):
         Report.from_dict(data)
 
 
