@@ -260,6 +260,7 @@ def run_consistency(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     from behavioral.consistency import ConsistencyDetector
 
     from liedar.report.adapters import bootstrap_confidence, consistency_section
+    from liedar.report.consistency_contrast import add_consistency_contrast
 
     detector = ConsistencyDetector(seed=ctx.config.seed)
     run = runner.run_consistency(ctx.model(), n_items=ctx.sizes["mcq_items"], n_shuffles=ctx.sizes["shuffles"],
@@ -267,7 +268,8 @@ def run_consistency(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
                                  model_name=ctx.config.model, progress=True)
     conf = {c: bootstrap_confidence(detector, cr.option_trials, cr.paraphrase_trials, seed=ctx.config.seed)
             for c, cr in run.conditions.items()}
-    return consistency_section(run, conf), run.to_dict()
+    # the verdict is the contrast with the honest baseline, not either prompt's score alone
+    return add_consistency_contrast(consistency_section(run, conf), run), run.to_dict()
 
 
 def run_menus(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:

@@ -177,3 +177,21 @@ def test_real_smollm2_small_design():
         assert 0.0 <= cond.result.confidence <= 1.0
         assert all(0 <= t.chosen_position < 4 for t in cond.option_trials)
     json.dumps(run.to_dict(), allow_nan=False)
+
+
+def test_report_rows_carry_the_contrast_verdict_not_single_condition_flags():
+    from behavioral.consistency import ConsistencyDetector
+    from liedar.report.adapters import bootstrap_confidence, consistency_section
+    from liedar.report.consistency_contrast import add_consistency_contrast
+
+    det = ConsistencyDetector()
+    run = run_consistency(AlwaysCBackend(), n_items=10, n_shuffles=3, n_paraphrases=2, seed=1, detector=det)
+    conf = {c: bootstrap_confidence(det, cr.option_trials, cr.paraphrase_trials, n_boot=20)
+            for c, cr in run.conditions.items()}
+    section = add_consistency_contrast(consistency_section(run, conf), run)
+    rows = {m.id: m for m in section.measures}
+    assert rows["consistency_honest"].flag is None and rows["consistency_honest"].details["single_condition_flag"]
+    pos = rows["consistency_contrast_sandbagger_position_concentration"]
+    assert pos.flag is False and pos.scale == "difference" and pos.ceiling == "consistency_ceiling"
+    assert "shared with the honest baseline" in pos.details["reading"]
+    json.dumps(section.to_dict(), allow_nan=False)
