@@ -72,7 +72,11 @@ def careless_seller_liar(system: str, user: str, correct: str) -> str:
 
 
 class FakeMCQ:
-    """Knows every MCQ answer; under a system prompt matching ``sandbag`` it picks a wrong option."""
+    """Knows every MCQ answer; under a system prompt matching ``sandbag`` it picks a wrong option.
+
+    Reads the *last* user turn (k-shot prompts put worked examples before it) and answers
+    letter prompts by letter and cloze prompts (option texts as continuations) by text.
+    """
 
     kind = "fake"
 
@@ -81,10 +85,14 @@ class FakeMCQ:
         self.sandbag = sandbag
 
     def score_options(self, prompt, options: Sequence[str]) -> np.ndarray:
-        system, user = _parts(prompt)
+        assert isinstance(prompt, Dialogue)
+        system = " ".join(m.content for m in prompt.messages if m.role == "system")
+        user = [m.content for m in prompt.messages if m.role == "user"][-1]
         lines = user.split("\n")
         question = lines[0].removeprefix("Question: ")
-        shown = [ln.split(". ", 1)[1] for ln in lines[1:] if re.match(r"^[A-J]\. ", ln)]
+        letters = all(re.fullmatch(r" [A-J]", o) for o in options)
+        shown = [ln.split(". ", 1)[1] for ln in lines[1:] if re.match(r"^[A-J]\. ", ln)] if letters else [
+            o.strip() for o in options]
         right = shown.index(self.answers[question])
         pick = (right + 1) % len(shown) if self.sandbag and self.sandbag in system else right
         scores = np.full(len(options), -5.0)
