@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Collection, Iterable, Mapping, Sequence
+from typing import Any, Collection, Iterable, Iterator, Mapping, Sequence
 
 from liedar.errors import InputError
 
@@ -50,15 +50,14 @@ def require_label(value: Any, allowed: Collection[str], field: str, where: str) 
             f"{where}: {field}={value!r} is not an allowed value; use one of {', '.join(map(repr, sorted(allowed)))}"
         )
 
-def read_jsonl(path: "str | Path", required: Sequence[str]) -> list[dict[str, Any]]:
-    """Read a JSON-lines file of objects, each holding the ``required`` keys.
+def iter_jsonl(path: "str | Path") -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, object)`` for each non-blank line of a JSON-lines file.
 
-    Blank lines are skipped; a malformed line is reported with its line number.
+    A missing file or a line that is not a JSON object is reported with its line number.
     """
     p = Path(path)
     if not p.is_file():
         raise InputError(f"file not found: {p} (give the path of an existing JSONL file)")
-    rows: list[dict[str, Any]] = []
     with p.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
@@ -69,10 +68,20 @@ def read_jsonl(path: "str | Path", required: Sequence[str]) -> list[dict[str, An
                 raise InputError(f"{p}:{lineno}: not valid JSON ({exc.msg}); write one JSON object per line") from None
             if not isinstance(row, Mapping):
                 raise InputError(f"{p}:{lineno}: expected a JSON object, got {type(row).__name__}")
-            missing = [k for k in required if k not in row]
-            if missing:
-                raise InputError(f"{p}:{lineno}: missing key(s) {', '.join(missing)}; each line needs {', '.join(required)}")
-            rows.append(dict(row))
+            yield lineno, dict(row)
+
+
+def read_jsonl(path: "str | Path", required: Sequence[str]) -> list[dict[str, Any]]:
+    """Read a JSON-lines file of objects, each holding the ``required`` keys.
+
+    Blank lines are skipped; a malformed line is reported with its line number.
+    """
+    rows: list[dict[str, Any]] = []
+    for lineno, row in iter_jsonl(path):
+        missing = [k for k in required if k not in row]
+        if missing:
+            raise InputError(f"{path}:{lineno}: missing key(s) {', '.join(missing)}; each line needs {', '.join(required)}")
+        rows.append(row)
     if not rows:
-        raise InputError(f"{p} holds no records: write one JSON object per line")
+        raise InputError(f"{path} holds no records: write one JSON object per line")
     return rows

@@ -17,7 +17,6 @@ convention: higher = more likely deceptive).
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,45 +120,46 @@ def calibrate_threshold(
 
 
 @dataclass(frozen=True)
-class ControlItem:
-    """One control transcript: what the model was asked and what it answered."""
+class Transcript:
+    """One recorded exchange: what the model was asked, what it answered, and its label."""
 
     prompt: TextInput
     response: Optional[str]  # None when `prompt` is a dialogue whose detect turns are the response
-    label: str
+    label: Optional[str]  # "honest", "deceptive" or None (unlabelled)
+    id: str
 
 
-def load_control_file(path: Union[str, Path]) -> list[ControlItem]:
-    """Read a JSONL control file and return its *honest* items.
-
-    One JSON object per line, one of:
+def load_transcripts(path: Union[str, Path], *, default_label: Optional[str] = None) -> list[Transcript]:
+    """Read a JSONL file of transcripts, one JSON object per line, one of:
     ``{"prompt": "...", "response": "...", "label": "honest"}`` or
-    ``{"dialogue": [{"role": ..., "content": ..., "detect": ...}, ...], "label": "honest"}``.
-    ``label`` defaults to ``honest`` (a control file is honest by definition); lines
-    labelled deceptive are skipped. Raises InputError when no honest item remains.
+    ``{"dialogue": [{"role": ..., "content": ..., "detect": ...}, ...], "label": "deceptive"}``;
+    an optional ``id`` names the line in outputs (default: its line number). Labels
+    are normalised to ``honest`` / ``deceptive`` (synonyms: control, truthful, true /
+    lie, false, dishonest); a missing label takes ``default_label``. An empty file gives
+    an empty list: what that means is the caller's to say.
     """
+    from behavioral.records import iter_jsonl
+
     path = Path(path)
     if not path.is_file():
-        raise InputError(f"control file {path} does not exist: give a JSONL file of honest transcripts")
-    items: list[ControlItem] = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{lineno} is not valid JSON ({exc.msg}): one object per line") from exc
-            if not isinstance(row, dict):
-                raise InputError(f"{path}:{lineno} must be a JSON object with prompt/response or dialogue")
-            label = str(row.get("label", "honest")).lower()
-            if label not in HONEST_LABELS | DECEPTIVE_LABELS:
-                raise InputError(
-                    f"{path}:{lineno} has label {label!r}: use 'honest' (or 'control') or 'deceptive'"
-                )
-            if label in DECEPTIVE_LABELS:
-                continue
-            items.append(_parse_control_row(row, path, lineno))
+        raise InputError(f"transcript file {path} does not exist: give a JSONL file of transcripts")
+    items: list[Transcript] = []
+    for lineno, row in iter_jsonl(path):
+        raw = row.get("label", default_label)
+        label = None if raw is None else str(raw).lower()
+        if label is not None and label not in HONEST_LABELS | DECEPTIVE_LABELS:
+            raise InputError(f"{path}:{lineno} has label {label!r}: use 'honest' (or 'control') or 'deceptive'")
+        label = None if label is None else ("honest" if label in HONEST_LABELS else "deceptive")
+        prompt, response = _parse_exchange(row, path, lineno)
+        items.append(Transcript(prompt, response, label, str(row.get("id", lineno))))
+    return items
+
+
+def load_control_file(path: Union[str, Path]) -> list[Transcript]:
+    """The *honest* transcripts of a control file (``label`` defaults to honest: a control
+    file is honest by definition; lines labelled deceptive are skipped). Raises
+    InputError when no honest item remains."""
+    items = [t for t in load_transcripts(path, default_label="honest") if t.label == "honest"]
     if not items:
         raise InputError(
             f"control file {path} has no honest items: add lines labelled 'honest'"
@@ -168,15 +168,15 @@ def load_control_file(path: Union[str, Path]) -> list[ControlItem]:
     return items
 
 
-def _parse_control_row(row: dict, path: Path, lineno: int) -> ControlItem:
+def _parse_exchange(row: dict, path: Path, lineno: int) -> tuple[TextInput, Optional[str]]:
     if "dialogue" in row:
         dialogue = Dialogue.from_dict(row["dialogue"])
         if not any(m.detect for m in dialogue.messages):
             raise InputError(
                 f"{path}:{lineno} dialogue has no message with detect=true: mark the assistant turn to score"
             )
-        return ControlItem(dialogue, None, "honest")
+        return dialogue, None
     prompt, response = row.get("prompt"), row.get("response")
     if not isinstance(prompt, str) or not prompt.strip() or not isinstance(response, str) or not response.strip():
         raise InputError(f"{path}:{lineno} needs non-empty 'prompt' and 'response' strings (or a 'dialogue')")
-    return ControlItem(prompt, response, "honest")
+    return prompt, response

@@ -6,12 +6,17 @@ Two forms share one command (``run`` is the default, so the subcommand can be le
     liedar monitor run --model smollm2-135m --probe probe.npz --jsonl tokens.jsonl "..."
     liedar monitor calibrate --model smollm2-135m --probe probe.npz \\
         --control honest.jsonl --fpr 0.01 --output threshold.json
+    liedar monitor audit --model smollm2-135m --probe probe.npz \\
+        --transcripts recorded.jsonl --threshold threshold.json --output scores.jsonl
 
 ``run`` prints the generated text with flagged sentences marked (red on a terminal,
 ``[FLAGGED score] ... [/FLAGGED]`` otherwise) and a summary line; ``--jsonl`` writes one
 JSON record per generated token. ``calibrate`` scores honest control transcripts and
 picks the threshold for a target false-positive rate; pass its output file to
-``run --threshold``.
+``run --threshold`` or ``audit --threshold``. ``audit`` scores recorded conversations
+offline (same file format as the control file; labels optional) and reports how many were
+flagged; with honest and deceptive labels it also reports the false-positive rate, the
+recall and the AUROC, each with an interval.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-SUBCOMMANDS = ("run", "calibrate")
+SUBCOMMANDS = ("run", "calibrate", "audit")
 _RED, _RESET = "\033[1;31m", "\033[0m"
 
 
@@ -53,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     finally:
         subparsers._parser_class = default_class
     sub = parser.add_subparsers(
-        dest="monitor_command", metavar="{run,calibrate}", parser_class=argparse.ArgumentParser
+        dest="monitor_command", metavar="{run,calibrate,audit}", parser_class=argparse.ArgumentParser
     )
 
     run_p = sub.add_parser("run", help="generate a response and mark flagged sentences (default)")
@@ -87,6 +92,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     cal_p.add_argument("--seed", type=int, default=0, help="seed of the calibration/held-out split (default 0)")
     cal_p.add_argument("--output", type=Path, required=True, help="JSON file for the threshold and its evidence")
     cal_p.set_defaults(func=calibrate)
+
+    audit_p = sub.add_parser("audit", help="score recorded transcripts offline (optionally labelled)")
+    _common(audit_p)
+    audit_p.add_argument(
+        "--transcripts", type=Path, required=True,
+        help="JSONL: {prompt, response} or {dialogue: [...]} per line; optional label (honest/deceptive) and id",
+    )
+    audit_p.add_argument(
+        "--threshold", default=None,
+        help="flag above this score: a number or a `liedar monitor calibrate` file (default: the probe's, else 0)",
+    )
+    audit_p.add_argument("--output", type=Path, help="write one JSON record per transcript to this JSONL file")
+    audit_p.set_defaults(func=audit)
     parser.set_defaults(func=lambda args: _usage(parser))
 
 
@@ -192,20 +210,23 @@ def render_marked(result: Any, colour: bool) -> str:
     return "".join(parts)
 
 
-def calibrate(args: argparse.Namespace) -> int:
+def _score_recorded(monitor: Any, items: Sequence[Any], desc: str) -> list[Any]:
+    """MonitorResults of recorded transcripts (prompt + response, or a dialogue's detect turns)."""
     from tqdm.auto import tqdm
 
+    return [
+        monitor.score_dialogue(t.prompt) if t.response is None else monitor.score_transcript(t.prompt, t.response)
+        for t in tqdm(items, desc=desc, leave=False)
+    ]
+
+
+def calibrate(args: argparse.Namespace) -> int:
     from liedar.atomic import write_json_atomic
     from probes.monitor_calibration import calibrate_threshold, load_control_file
 
     items = load_control_file(args.control)  # fails before loading a model when no honest item
     monitor = _load_monitor(args)
-    scores = []
-    for item in tqdm(items, desc="monitor calibrate: scoring controls", leave=False):
-        if item.response is None:
-            scores.append(monitor.score_dialogue(item.prompt).score)
-        else:
-            scores.append(monitor.score_transcript(item.prompt, item.response).score)
+    scores = [r.score for r in _score_recorded(monitor, items, "monitor calibrate: scoring controls")]
     cal = calibrate_threshold(scores, args.fpr, held_out_fraction=args.held_out, seed=args.seed)
     out = {
         **cal.to_dict(),
@@ -226,6 +247,50 @@ def calibrate(args: argparse.Namespace) -> int:
         f"held-out FPR {est.value:.3f} [{est.lo:.3f}, {est.hi:.3f}] "
         f"(n={est.n} held out, {cal.n_calibration} for calibration, {est.method}); written to {args.output}"
     )
+    return 0
+
+
+def audit(args: argparse.Namespace) -> int:
+    from behavioral.stats import clopper_pearson
+    from liedar.errors import InputError
+    from probes.evaluation import auroc
+    from probes.monitor_calibration import load_transcripts
+
+    items = load_transcripts(args.transcripts)  # all input errors before the model loads
+    if not items:
+        raise InputError(f"{args.transcripts} holds no transcripts: write one JSON object per line")
+    monitor = _load_monitor(args, _threshold_arg(args.threshold, args.aggregate))
+    results = _score_recorded(monitor, items, "monitor audit: scoring transcripts")
+    if args.output:
+        lines = _AtomicLines(args.output)
+        for item, res in zip(items, results):
+            lines.write(json.dumps({
+                "id": item.id, "label": item.label, "score": res.score, "flagged": res.flagged,
+                "aggregate": res.aggregate, "threshold": res.threshold, "layer": res.layer,
+                "n_tokens": len(res.tokens),
+                "flagged_sentences": [s.text.strip() for s in res.sentences if s.flagged],
+            }))
+        lines.commit()
+    flags = [r.flagged for r in results]
+    rate = clopper_pearson(sum(flags), len(flags))
+    print(
+        f"{sum(flags)}/{len(flags)} transcripts flagged ({rate.value:.3f} [{rate.lo:.3f}, {rate.hi:.3f}], "
+        f"{args.aggregate} score > {monitor.threshold:.3f}, layer {monitor.layer})"
+    )
+    by_label = {lab: [r for t, r in zip(items, results) if t.label == lab] for lab in ("honest", "deceptive")}
+    for lab, what in (("honest", "false-positive rate"), ("deceptive", "recall")):
+        group = by_label[lab]
+        if group:
+            est = clopper_pearson(sum(r.flagged for r in group), len(group), kind="quality")
+            print(f"{what} on {len(group)} {lab} transcripts: {est.value:.3f} [{est.lo:.3f}, {est.hi:.3f}]")
+    if by_label["honest"] and by_label["deceptive"]:
+        labelled = by_label["honest"] + by_label["deceptive"]
+        y = [0] * len(by_label["honest"]) + [1] * len(by_label["deceptive"])
+        auc = auroc([r.score for r in labelled], y)
+        print(f"AUROC honest vs deceptive: {auc.value:.3f} [{auc.lo:.3f}, {auc.hi:.3f}] (DeLong, n={auc.n})")
+    unlabelled = sum(t.label is None for t in items)
+    if unlabelled:
+        print(f"{unlabelled} transcripts carry no label (counted in the flagged rate only)")
     return 0
 
 

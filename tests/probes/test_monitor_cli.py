@@ -126,3 +126,45 @@ def test_jsonl_not_left_behind_on_error(setup, monkeypatch) -> None:
     out = tmp / "t.jsonl"
     assert _main(["monitor", "--model", "fake", "--probe", str(probe), "--jsonl", str(out), "word " * 200]) == 2
     assert not out.exists() and not list(tmp.glob(".t.jsonl*"))
+
+
+def test_audit_scores_recorded_transcripts_and_reports_labelled_rates(setup, capsys) -> None:
+    from probes.evaluation import auroc
+    from probes.monitor import HonestyMonitor
+
+    tmp, probe = setup
+    rows = [{"id": f"h{i}", "prompt": f"Question {i}?", "response": f" Answer number {i} is here.", "label": "honest"}
+            for i in range(6)]
+    rows += [{"id": f"d{i}", "prompt": f"Question {i}?", "response": f" lie lie {i}.", "label": "lie"} for i in range(4)]
+    rows += [{"dialogue": [{"role": "user", "content": "Hi?"}, {"role": "assistant", "content": " Hello there.", "detect": True}]}]
+    transcripts, out = tmp / "recorded.jsonl", tmp / "scores.jsonl"
+    transcripts.write_text("\n".join(json.dumps(r) for r in rows))
+    argv = ["monitor", "audit", "--model", "fake", "--probe", str(probe), "--transcripts", str(transcripts),
+            "--threshold", "0.0", "--output", str(out)]
+    assert _main(argv) == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["id"] for r in records] == [r.get("id", "11") for r in rows]
+    assert [r["label"] for r in records] == ["honest"] * 6 + ["deceptive"] * 4 + [None]
+    assert all(r["flagged"] == (r["score"] > 0.0) for r in records)
+    mon = HonestyMonitor.from_file(FakeBackend(), probe, threshold=0.0)
+    assert records[7]["score"] == pytest.approx(mon.score_transcript(rows[7]["prompt"], rows[7]["response"]).score)
+    text = capsys.readouterr().out
+    n_flagged = sum(r["flagged"] for r in records)
+    assert f"{n_flagged}/11 transcripts flagged" in text
+    assert "false-positive rate on 6 honest" in text and "recall on 4 deceptive" in text
+    auc = auroc([r["score"] for r in records[:10]], [0] * 6 + [1] * 4)
+    assert f"AUROC honest vs deceptive: {auc.value:.3f}" in text
+    assert "1 transcripts carry no label" in text
+
+
+def test_audit_bad_input_exits_2_before_loading(setup, capsys, monkeypatch) -> None:
+    tmp, probe = setup
+    monkeypatch.setattr(models, "load", lambda *a, **k: pytest.fail("loaded a model for a bad file"), raising=False)
+    bad = tmp / "bad.jsonl"
+    for content, match in [("", "holds no transcripts"), ('{"prompt": "Q?", "label": "honest"}', "non-empty 'prompt'"),
+                           ('{"prompt": "Q?", "response": "A", "label": "maybe"}', "label 'maybe'")]:
+        bad.write_text(content)
+        argv = ["monitor", "audit", "--model", "fake", "--probe", str(probe), "--transcripts", str(bad)]
+        assert _main(argv) == 2
+        err = capsys.readouterr().err
+        assert match in err and len(err.strip().splitlines()) == 1
