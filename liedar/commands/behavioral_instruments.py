@@ -40,6 +40,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             p.add_argument("--sigmas", default="0,0.0005,0.001,0.002,0.004,0.008",
                            help="comma-separated noise standard deviations (0 = baseline is always included)")
             p.add_argument("--seeds", type=int, default=3, help="noise seeds per level (default 3)")
+        if name == "gap":
+            p.add_argument("--protocols", default=None,
+                           help="comma-separated elicitation protocols for the ceiling (default all: zero_shot_letter,"
+                                "k_shot_letter,cloze_sum,cloze_norm,permutation_letter); chosen on a selection split")
+            p.add_argument("--shots", type=int, default=3, help="worked examples for k_shot_letter (default 3)")
+            p.add_argument("--seed", type=int, default=0, help="seed of the selection/evaluation split and shots")
         if name == "honesty":
             p.add_argument("--evade-margin", type=float, default=0.05,
                            help="|P(yes)-0.5| below this counts as an evasion (default 0.05)")
@@ -108,7 +114,11 @@ def _run_model_instrument(args: argparse.Namespace) -> tuple[Any, list[Any]]:
         from behavioral.items.mcq import load_mcq_bank
         from behavioral.runners.sandbagging import run_sandbagging
 
-        return run_sandbagging(backend, lim(load_mcq_bank()), interval=args.interval, progress=True), []
+        from behavioral.runners.elicitation import DEFAULT_PROTOCOLS
+
+        protocols = [x.strip() for x in args.protocols.split(",") if x.strip()] if args.protocols else DEFAULT_PROTOCOLS
+        return run_sandbagging(backend, lim(load_mcq_bank()), protocols=protocols, k=args.shots, seed=args.seed,
+                               interval=args.interval, progress=True), []
     if name == "noise":
         from behavioral.items.mcq import load_mcq_bank
         from behavioral.runners.noise import run_noise

@@ -313,3 +313,16 @@ def test_elicitation_modules_import_without_torch() -> None:
             "bad = [m for m in ('torch', 'transformers', 'llama_cpp', 'models', 'probes') if m in sys.modules]\n"
             "assert not bad, bad\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])
+
+
+def test_cli_gap_names_the_chosen_protocol_and_refuses_unknown_ones(monkeypatch, capsys) -> None:
+    import models
+    from cli_harness import run_cli
+
+    monkeypatch.setattr(models, "load", lambda name, backend="transformers", **kw: LetterBiasKnower())
+    assert run_cli(["gap", "--model", "fake", "--limit", "24", "--protocols", "zero_shot_letter,cloze_norm"]) == 0
+    out = capsys.readouterr().out
+    assert "chosen on" in out and "= cloze: log-prob of each option's text per UTF-8 byte" in out
+    assert "elicited" in out and "n=16" in out  # 24 items: 8 selection, 16 evaluation
+    assert run_cli(["gap", "--model", "fake", "--limit", "24", "--protocols", "best_of_n"]) == 2
+    assert "unknown elicitation protocol" in capsys.readouterr().err
