@@ -56,12 +56,15 @@ class DemoConfig:
             return dict(statements_per_topic=30, sweep_layers=3, instructed_per_topic=10, tiu_per_topic=0,
                         cv_folds=3, monitor_generations=2, monitor_tokens=16, roleplay_scenarios=10,
                         crosscheck_items=12, mcq_items=10, shuffles=3, paraphrases=2, menu_scenarios=3, menu_tiers=("clear",),
-                        instrument_items=12, noise=False, noise_items=0, noise_sigmas=(), noise_seeds=0)
+                        instrument_items=12, noise=False, noise_items=0, noise_sigmas=(), noise_seeds=0,
+                        ceiling_items=15, ceiling_protocols=("zero_shot_letter", "cloze_sum", "cloze_norm"))
         return dict(statements_per_topic=60, sweep_layers=5, instructed_per_topic=20, tiu_per_topic=40,
                     cv_folds=4, monitor_generations=4, monitor_tokens=24, roleplay_scenarios=30,
                     crosscheck_items=16, mcq_items=15, shuffles=3, paraphrases=2, menu_scenarios=3, menu_tiers=("clear",),
                     instrument_items=16, noise=True, noise_items=12, noise_sigmas=(0.0, 0.002, 0.008),
-                    noise_seeds=2)
+                    noise_seeds=2, ceiling_items=18,
+                    ceiling_protocols=("zero_shot_letter", "k_shot_letter", "cloze_sum", "cloze_norm",
+                                       "permutation_letter"))
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "backend": self.backend, "quick": self.quick,

@@ -206,13 +206,17 @@ def _pick(items: list[Any], k: int, rng: np.random.Generator) -> list[Any]:
 
 
 def run_sandbagging(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
+    """Best-protocol ceiling (chosen on a third of the items, reported on the other two
+    thirds) and the paired gap on those evaluation items; --quick scores fewer, cheaper
+    protocols (no k-shot prompts, no 4-pass permutations)."""
     runner = require_module("behavioral.runners.sandbagging")
     from behavioral.items.mcq import load_mcq_bank
 
     from liedar.report.adapters import sandbagging_section
 
-    items = _pick(load_mcq_bank(), ctx.sizes["instrument_items"], ctx.rng(10))
-    res = runner.run_sandbagging(ctx.model(), items, progress=True)
+    items = _pick(load_mcq_bank(), ctx.sizes["ceiling_items"], ctx.rng(10))
+    res = runner.run_sandbagging(ctx.model(), items, protocols=ctx.sizes["ceiling_protocols"], seed=ctx.config.seed,
+                                 progress=True)
     return sandbagging_section(res), res.to_dict()
 
 
@@ -308,7 +312,8 @@ STEPS: tuple[Step, ...] = (
          "behavioural flags vs probe flags on the same items", 2),
     Step("consistency", run_consistency, ("mcq_items", "shuffles", "paraphrases"), (),
          "consistency detector, honest vs prompted sandbagger"),
-    Step("sandbagging_gap", run_sandbagging, ("instrument_items",), (), "sandbagging gap (benign vs dangerous framing)"),
+    Step("sandbagging_gap", run_sandbagging, ("ceiling_items", "ceiling_protocols"), (),
+         "sandbagging gap (best-protocol ceiling; benign vs dangerous framing)", 2),
     Step("sycophancy", run_sycophancy, ("instrument_items",), (), "sycophancy flip rates"),
     Step("negation", run_negation, ("instrument_items",), (), "negation consistency"),
     Step("honesty", run_honesty, ("instrument_items",), (), "belief vs assertion"),
