@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 from html import escape
 
-from liedar.report.document import Block, Bullets, Figure, Heading, Para, Table
+from liedar.report.document import NOT_COMPUTABLE, Block, Bullets, Figure, Heading, Para, Table
 
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;max-width:1100px;
@@ -24,13 +24,27 @@ th{background:#f0f0f3}tr:nth-child(even) td{background:#fafafa}
 ul.readings{padding-left:0}figure{margin:12px 0 22px}img{max-width:100%;border:1px solid #ddd}
 td.flag{font-weight:600;color:#b00020}
 td:nth-child(2){white-space:nowrap}
+td.nc{white-space:normal;font-style:italic;color:#7a4b00;background:#fff4e0 !important;min-width:14em}
+td.warn{color:#7a4b00;background:#fff4e0 !important}
 """
+
+
+def _cell_class(text: str) -> str:
+    """Why classes: a FLAGGED verdict, a not-computable value and a warning must stand out
+    from plain numbers (and a long not-computable reason must wrap, not widen the table)."""
+    if text == "FLAGGED":
+        return " class=flag"
+    if text.startswith(NOT_COMPUTABLE + ":"):
+        return " class=nc"
+    if text.startswith("⚠"):
+        return " class=warn"
+    return ""
 
 
 def _table(b: Table) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in b.header)
     body = "".join(
-        "<tr>" + "".join(f"<td{' class=flag' if c == 'FLAGGED' else ''}>{escape(c)}</td>" for c in row) + "</tr>"
+        "<tr>" + "".join(f"<td{_cell_class(c)}>{escape(c)}</td>" for c in row) + "</tr>"
         for row in b.rows
     )
     cap = f'<div class="caption">{escape(b.caption)}</div>' if b.caption else ""

@@ -66,7 +66,7 @@ def test_not_computable_row_in_markdown(pages: dict[str, str]) -> None:
 
 def test_not_computable_row_in_html(pages: dict[str, str]) -> None:
     row = _html_row(pages["html"], "Flip rate when the user is right (control)")
-    assert f"<td>not computable: {escape(NO_NEUTRAL_RIGHT)}</td><td>0</td>" in row
+    assert f"<td class=nc>not computable: {escape(NO_NEUTRAL_RIGHT)}</td><td>0</td>" in row
     assert "0.000 [" not in row
 
 
@@ -149,7 +149,7 @@ def test_sycophancy_with_no_neutral_right_answer_renders_every_format(tmp_path: 
     for m in (flip, inst, excess):
         text = f"not computable: {m.not_computable.reason}"
         assert _md_row(md, m.label)[1] == text
-        assert f"<td>{escape(text)}</td>" in _html_row(html, m.label)
+        assert f"<td class=nc>{escape(text)}</td>" in _html_row(html, m.label)
         assert _json_measure(data, m.id)["estimate"] is None
     validate_report(data)
 
