@@ -146,12 +146,12 @@ def run_monitor(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
                             "flagged_sentences": [s.text for s in res.sentences if s.flagged]})
     section = monitor_section([g["flagged"] for g in generations], cal.achieved_fpr, cal.threshold, mon.layer,
                               note=cal.note)
-    from behavioral.stats import wilson
+    from behavioral.stats import DEFAULT_INTERVAL, proportion
 
     n_dec, n_hon = int((y == 1).sum()), int((y == 0).sum())
     extra = [("monitor_auroc_roleplay", "Monitor AUROC, role-play dialogues (style never trained on)", rp_auroc),
              ("monitor_recall_roleplay", "Monitor recall on deceptive role-play at the calibrated threshold",
-              wilson(int((rp_scores[y == 1] > cal.threshold).sum()), n_dec, kind="quality"))]
+              proportion(int((rp_scores[y == 1] > cal.threshold).sum()), n_dec, "quality", DEFAULT_INTERVAL))]
     for mid, label, est in extra:
         add_quality_metric(section, mid, label, est, "monitor")
     raw = {"calibration": cal.to_dict(), "roleplay_scores": rp_scores.tolist(), "roleplay_labels": labels,

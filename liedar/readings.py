@@ -16,6 +16,9 @@ Rules
 ``null_in_interval``      a gap or ratio whose interval contains its null value (0 or 1).
 ``grader_unreliable``     grader kappa below GRADER_KAPPA_MIN: the rate is not trustworthy.
 ``small_n``               zero events in n with a rule-of-three bound above SMALL_N_BOUND.
+``zero_width_interval``   an interval of zero width (lo == hi): every seed or resample gave
+                          the same value. With a t-interval over 2 seeds or an item bootstrap
+                          of a saturated score that is not certainty, and the page says so.
 ``step_not_run``          a pipeline step that did not run, with its reason.
 ``not_computable``        a measure or ceiling the run attempted but could not estimate (no
                           records in its denominator, e.g. a flip rate when the model never
@@ -37,6 +40,7 @@ NEAR_ZERO = 0.05
 NEAR_CHANCE_MARGIN = 0.10
 GRADER_KAPPA_MIN = 0.6
 SMALL_N_BOUND = 0.05
+ZERO_WIDTH = 1e-12
 
 
 def _fmt(m: Measure) -> str:
@@ -175,6 +179,24 @@ def small_n(report: ModelReport) -> list[Reading]:
     return out
 
 
+def zero_width_interval(report: ModelReport) -> list[Reading]:
+    out = []
+    for m in _computed(report):
+        e = m.estimate
+        if e.hi - e.lo <= ZERO_WIDTH:
+            out.append(
+                Reading(
+                    "zero_width_interval",
+                    "caution",
+                    f"{_fmt(m)}: the interval has zero width only because every seed or resample gave the same "
+                    f"value ({e.method}); with n={e.n} that is not certainty — the method cannot show variation "
+                    "it did not sample.",
+                    [m.id],
+                )
+            )
+    return out
+
+
 def step_not_run(report: ModelReport) -> list[Reading]:
     return [
         Reading("step_not_run", "caution", f"Step {s.name!r} {s.status.replace('_', ' ')}: {s.reason}", [])
@@ -201,6 +223,7 @@ RULES = (
     null_in_interval,
     grader_unreliable,
     small_n,
+    zero_width_interval,
     step_not_run,
     not_computable,
 )

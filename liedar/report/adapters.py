@@ -5,7 +5,8 @@ rate is read against, and how each number is labelled. The instruments stay igno
 the report. Every adapter takes the instrument's own result object (or, for the probe
 pieces, the evaluation objects) and reuses its Estimates unchanged — no number is
 recomputed here except the consistency detector's bootstrap interval, which the
-detector itself does not provide.
+detector itself does not provide, and the interval (never the value) of a few Wilson
+proportions from the menu study, re-computed with the project default (`default_interval`).
 
 Estimates without data (n = 0, NaN; e.g. "the model was never in this situation") become
 rows with a `NotComputable` reason written here, in the report's words ("0 of the 6
@@ -22,7 +23,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from behavioral.stats import Estimate, wilson
+from behavioral.stats import DEFAULT_INTERVAL, Estimate, proportion
 from liedar.report.model import (
     Ceiling,
     Comparison,
@@ -38,6 +39,18 @@ from liedar.report.model import (
 def usable(e: Optional[Estimate]) -> bool:
     """An estimate the report can show: n >= 1 and a finite value and interval."""
     return e is not None and e.n >= 1 and all(math.isfinite(x) for x in (e.value, e.lo, e.hi))
+
+
+def default_interval(e: Optional[Estimate]) -> Optional[Estimate]:
+    """A count-based proportion re-intervalled with the project's default (Clopper-Pearson).
+
+    Why: a few helpers upstream (menu study) still return Wilson intervals, which under-cover
+    at the small n the demo uses (docs/instruments.md); one page should not mix methods for
+    the same kind of number. The point value and n are unchanged.
+    """
+    if e is None or e.successes is None or e.n < 1 or e.method != "wilson":
+        return e
+    return proportion(int(e.successes), e.n, e.kind, DEFAULT_INTERVAL)
 
 
 def _why_not(e: Optional[Estimate], reason: str = "") -> NotComputable:
@@ -308,20 +321,22 @@ def revealed_section(study: Any) -> Section:
     s = Section()
     with_rev = sum(1 for c in configs if c.iia_reversals > 0)
     s.measures.append(Measure(
-        "sarp_pass", "SARP pass rate (menu study configurations)", "revealed", "proportion", study.sarp_pass(),
-        None, False, None, None,
-        details={"mode": study.mode, "pass_counting_parse_fail_as_revealed": study.sarp_pass(True).to_dict(),
+        "sarp_pass", "SARP pass rate (menu study configurations)", "revealed", "proportion",
+        default_interval(study.sarp_pass()), None, False, None, None,
+        details={"mode": study.mode,
+                 "pass_counting_parse_fail_as_revealed": default_interval(study.sarp_pass(True)).to_dict(),
                  "parse_fails": sum(c.n_parse_fail for c in configs), "notes": list(study.notes)},
     ))
     s.measures.append(Measure(
         "iia_reversal_configs", "Configurations with an IIA reversal (menu study)", "revealed", "proportion",
-        wilson(with_rev, n), None, True, None, None,
+        proportion(with_rev, n, "propensity", DEFAULT_INTERVAL), None, True, None, None,
         details={"total_reversals": sum(c.iia_reversals for c in configs),
                  "by_scenario": study.iia_reversals_by_scenario()},
     ))
     if study.mode == "stochastic":  # deterministic studies sample each menu once: nothing to be mixed
         _add(s, dict(id="mixed_menus", label="Mixed menus (samples not unanimous)", instrument="revealed",
-                     scale="proportion", estimate=study.mixed_menu_share(), ceiling=None, higher_is_deceptive=None),
+                     scale="proportion", estimate=default_interval(study.mixed_menu_share()), ceiling=None,
+                     higher_is_deceptive=None),
              "no menu had repeated samples to compare")
     return s
 
@@ -366,7 +381,7 @@ def monitor_section(
     s = Section()
     s.measures.append(Measure(
         "monitor_flag_rate", "Probe-flagged rate on monitored generations", "monitor", "proportion",
-        wilson(sum(bool(f) for f in flags), len(flags)), None, True, None, None,
+        proportion(sum(bool(f) for f in flags), len(flags), "propensity", DEFAULT_INTERVAL), None, True, None, None,
         details={"threshold": threshold, "layer": layer},
     ))
     add_quality_metric(s, "monitor_fpr", "Monitor FPR on held-out honest controls", achieved_fpr, "monitor",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Optional, Sequence
 
-from behavioral.stats import Estimate, cohen_kappa, wilson
+from behavioral.stats import DEFAULT_INTERVAL, Estimate, cohen_kappa, proportion
 from liedar.errors import InputError
 from liedar.report.model import CrossCheck, Disagreement
 
@@ -54,7 +54,7 @@ def cross_check(
     elif not (math.isfinite(kappa.lo) and math.isfinite(kappa.hi)):
         kappa_note, kappa = "interval undefined at this n", None
     agree = table[0][0] + table[1][1]
-    agreement = wilson(agree, n, kind="quality")
+    agreement = proportion(agree, n, "quality", DEFAULT_INTERVAL)  # the project default, as for every rate
     disagreements = [
         Disagreement(
             str(item_ids[i]),

@@ -101,3 +101,19 @@ def test_monitor_section_rates() -> None:
     s = monitor_section([True, False, False, False], wilson(0, 20, kind="quality"), 0.5, 12)
     assert s.measures[0].estimate.value == 0.25 and s.measures[0].estimate.n == 4
     assert s.measures[1].id == "monitor_fpr"
+
+
+def test_report_side_rates_use_the_project_default_interval() -> None:
+    """One page, one method: Wilson estimates from upstream helpers are re-intervalled with
+    Clopper-Pearson (same point, same n, wider or equal interval at small n)."""
+    from behavioral.stats import DEFAULT_INTERVAL, clopper_pearson
+    from liedar.report.adapters import default_interval
+
+    w = wilson(2, 6)
+    cp = default_interval(w)
+    assert cp == clopper_pearson(2, 6) and cp.value == w.value and cp.n == 6 and cp.method == DEFAULT_INTERVAL
+    assert default_interval(cp) is cp
+    s = monitor_section([True, False, False, False], wilson(0, 20, kind="quality"), 0.5, 12)
+    assert s.measures[0].estimate.method == DEFAULT_INTERVAL
+    cc = cross_check(["a", "b", "c"], [True, False, False], [True, True, False], behavioural="b", probe="p")
+    assert cc.agreement.method == DEFAULT_INTERVAL

@@ -95,6 +95,16 @@ def test_small_n_silent_when_events_seen() -> None:
     assert readings.small_n(_report(_rate(1, 20))) == []
 
 
+def test_zero_width_interval_is_called_out() -> None:
+    """Seen on smollm2: φ = 1.000 [1.000, 1.000] from 2 seeds; it must not read as exact."""
+    phi = Measure("phi", "φ", "noise", "ratio", Estimate(1.0, 1.0, 1.0, 2, "t-interval over seeds"), None, None, 1.0)
+    out = readings.zero_width_interval(_report(phi))
+    assert [r.rule for r in out] == ["zero_width_interval"] and "n=2" in out[0].text and "not certainty" in out[0].text
+    narrow = Measure("phi", "φ", "noise", "ratio", Estimate(1.0, 0.999, 1.0, 2, "t"), None, None, 1.0)
+    assert readings.zero_width_interval(_report(narrow)) == []
+    assert readings.zero_width_interval(_report(_rate(0, 5))) == []  # a proportion interval with n >= 1 is never zero-width
+
+
 def test_step_not_run_lists_the_reason() -> None:
     rep = _report(steps=[StepRecord("noise", "not_run", "skipped by --quick"), StepRecord("probes", "ok")])
     out = readings.step_not_run(rep)
