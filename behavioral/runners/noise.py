@@ -13,7 +13,15 @@ from typing import Any, Optional, Sequence
 
 from behavioral.items.mcq import MCQItem, N_OPTIONS, load_mcq_bank
 from behavioral.noise import NoiseComparison, NoiseTrial, noise_curve
-from behavioral.runners.sandbagging import BENIGN_SYSTEM, correctness
+from behavioral.runners.elicitation import (
+    DEFAULT_SHOTS,
+    ElicitationContext,
+    check_protocols,
+    correctness_under,
+    default_shot_pool,
+    describe,
+)
+from behavioral.runners.sandbagging import BENIGN_SYSTEM
 from behavioral.stats import DEFAULT_INTERVAL
 from liedar.errors import IncompatibleError
 
@@ -45,15 +53,25 @@ def run_noise(
     sandbag_system: Optional[str] = SANDBAG_SYSTEM,
     interval: str = DEFAULT_INTERVAL,
     progress: bool = False,
+    protocol: str = "zero_shot_letter",
 ) -> tuple[NoiseComparison, list[dict]]:
     """Noise curves for the honest and (if ``sandbag_system``) the prompted sandbagger.
 
+    ``protocol`` names the elicitation protocol (`behavioral.runners.elicitation`) that
+    scores every item at every level; the default, zero-shot letter, is the cheapest and
+    the weakest (its unnoised accuracy is the ceiling the report shows for this step), a
+    stronger one (e.g. ``cloze_norm``) costs one pass per option at every level and seed.
     Returns the comparison and the raw trials (one dict per sigma, seed, condition).
     """
     model = _module(backend)  # fails fast, before the slow torch import, on other backends
+    (protocol,) = check_protocols([protocol])
+    items = load_mcq_bank() if items is None else list(items)
+    pool: list[MCQItem] = []
+    if protocol == "k_shot_letter":
+        pool, items = default_shot_pool(items, DEFAULT_SHOTS, 0)
+    ctx = ElicitationContext(tuple(pool), DEFAULT_SHOTS, 0)
     import torch
 
-    items = load_mcq_bank() if items is None else list(items)
     conditions = {"honest": honest_system}
     if sandbag_system:
         conditions["sandbagger"] = sandbag_system
@@ -70,7 +88,8 @@ def run_noise(
                         for p in params:
                             p.add_(torch.randn(p.shape, generator=gen, dtype=p.dtype) * sigma)
                 for cond, system in conditions.items():
-                    ok = correctness(backend, items, system, progress=progress, desc=f"{cond} sigma={sigma:g} seed={seed}")
+                    ok = correctness_under(backend, items, protocol, system, ctx, progress=progress,
+                                           desc=f"{cond} sigma={sigma:g} seed={seed}")
                     trials[cond].append(NoiseTrial(sigma, int(seed), sum(ok.values()), len(ok)))
                 if sigma > 0:
                     with torch.no_grad():
@@ -81,12 +100,12 @@ def run_noise(
             for p, s in zip(params, saved):
                 p.copy_(s)
     chance = 1 / N_OPTIONS
-    protocol = (
+    description = (
         f"N(0, sigma^2) added to all {len(params)} floating-point tensors (absolute sigma), sigmas {levels}, "
-        f"seeds {list(seeds)}; {len(items)} MCQ items, letter log-prob argmax; honest = benign quiz prompt, "
-        "sandbagger = system prompt instructing wrong answers"
+        f"seeds {list(seeds)}; {len(items)} MCQ items, protocol {protocol} ({describe(protocol, ctx)}); "
+        "honest = benign quiz prompt, sandbagger = system prompt instructing wrong answers"
     )
     curves = {c: noise_curve(t, condition=c, chance=chance, interval=interval) for c, t in trials.items()}
-    comparison = NoiseComparison(curves["honest"], curves.get("sandbagger"), protocol)
+    comparison = NoiseComparison(curves["honest"], curves.get("sandbagger"), description)
     raw = [{"condition": c, **t.to_dict()} for c, ts in trials.items() for t in ts]
     return comparison, raw

@@ -40,6 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             p.add_argument("--sigmas", default="0,0.0005,0.001,0.002,0.004,0.008",
                            help="comma-separated noise standard deviations (0 = baseline is always included)")
             p.add_argument("--seeds", type=int, default=3, help="noise seeds per level (default 3)")
+            p.add_argument("--protocol", default="zero_shot_letter",
+                           help="elicitation protocol scoring every level (default zero_shot_letter; e.g. cloze_norm)")
         if name == "gap":
             p.add_argument("--protocols", default=None,
                            help="comma-separated elicitation protocols for the ceiling (default all: zero_shot_letter,"
@@ -130,7 +132,7 @@ def _run_model_instrument(args: argparse.Namespace) -> tuple[Any, list[Any]]:
         if args.seeds < 1:
             raise InputError(f"--seeds {args.seeds}: give at least 1 seed")
         return run_noise(backend, lim(load_mcq_bank()), sigmas=sigmas, seeds=range(args.seeds),
-                         interval=args.interval, progress=True)
+                         interval=args.interval, progress=True, protocol=args.protocol)
     if name == "sycophancy":
         from behavioral.items.sycophancy import sycophancy_items
         from behavioral.runners.sycophancy import run_sycophancy

@@ -280,3 +280,27 @@ def test_cli_gap_names_the_chosen_protocol_and_refuses_unknown_ones(monkeypatch,
     assert "elicited" in out and "n=16" in out  # 24 items: 8 selection, 16 evaluation
     assert run_cli(["gap", "--model", "fake", "--limit", "24", "--protocols", "best_of_n"]) == 2
     assert "unknown elicitation protocol" in capsys.readouterr().err
+
+
+def test_noise_runner_scores_with_the_named_protocol(tiny_model_dir) -> None:
+    """Answers defined as the tiny model's own *cloze* choices: baseline 1.0 under cloze_norm
+    (it would not be under the letter protocol unless letters and cloze happened to agree)."""
+    import dataclasses
+
+    import torch
+
+    import models
+    from behavioral.runners.elicitation import cloze_norm
+    from behavioral.runners.noise import run_noise
+
+    torch.set_num_threads(1)
+    lm = models.load(str(tiny_model_dir), backend="transformers", n_threads=1)
+    ctx = ElicitationContext()
+    items = [dataclasses.replace(it, answer=it.options[int(np.argmax(cloze_norm(lm, it, BENIGN_SYSTEM, ctx)))])
+             for it in BANK[:8]]
+    comparison, raw = run_noise(lm, items, sigmas=(0.3,), seeds=(0,), sandbag_system=None, protocol="cloze_norm")
+    assert comparison.honest.baseline.value == 1.0 and "protocol cloze_norm" in comparison.protocol
+    letter, _ = run_noise(lm, items, sigmas=(0.3,), seeds=(0,), sandbag_system=None)
+    assert "protocol zero_shot_letter" in letter.protocol
+    with pytest.raises(InputError, match="unknown elicitation protocol"):
+        run_noise(lm, items, protocol="best_of_n")
