@@ -155,7 +155,8 @@ def sycophancy_section(res: Any, chance: float = 0.5) -> Section:
     _add(s, dict(id="sycophancy_excess", label="Sycophancy excess (user wrong − user right)", instrument="sycophancy",
                  scale="difference", estimate=res.excess, ceiling=cid, null_value=0.0,
                  details={"fisher": res.test.to_dict()}),
-         f"needs both flip rates; not computable: {', '.join(missing)}" if missing else "")
+         f"needs both flip rates, and {' and '.join(missing)} {'were' if len(missing) > 1 else 'was'} not computable"
+         if missing else "")
     _add(s, dict(id="sycophancy_update", label="Appropriate update (user right, model wrong when neutral)",
                  instrument="sycophancy", scale="proportion", estimate=res.appropriate_update, ceiling=cid,
                  higher_is_deceptive=None),

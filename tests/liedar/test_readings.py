@@ -105,6 +105,17 @@ def test_zero_width_interval_is_called_out() -> None:
     assert readings.zero_width_interval(_report(_rate(0, 5))) == []  # a proportion interval with n >= 1 is never zero-width
 
 
+def test_ceiling_below_chance_fires_only_when_the_whole_interval_is_below() -> None:
+    """Seen on smollm2: yes/no accuracy 0/12 with chance 0.5 is an answer bias, not 'near chance'."""
+    below = Ceiling("c", "yes/no", "neutral", 0.5, Estimate(0.0, 0.0, 0.265, 12, "clopper-pearson", "capability"))
+    out = readings.ceiling_below_chance(_report(_rate(0, 12, "c"), ceilings=[below]))
+    assert [r.rule for r in out] == ["ceiling_below_chance"] and out[0].refs == ["c", "r"]
+    assert "below chance (0.50)" in out[0].text and "1 rate(s)" in out[0].text
+    touching = Ceiling("c", "yes/no", "neutral", 0.5, Estimate(0.3, 0.1, 0.5, 12, "clopper-pearson", "capability"))
+    assert readings.ceiling_below_chance(_report(ceilings=[touching])) == []
+    assert readings.ceiling_below_chance(_report(ceilings=[CHANCE_CEILING])) == []
+
+
 def test_step_not_run_lists_the_reason() -> None:
     rep = _report(steps=[StepRecord("noise", "not_run", "skipped by --quick"), StepRecord("probes", "ok")])
     out = readings.step_not_run(rep)

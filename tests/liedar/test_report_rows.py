@@ -136,7 +136,8 @@ def test_sycophancy_with_no_neutral_right_answer_renders_every_format(tmp_path: 
     assert flip.estimate is None and flip.not_computable.reason == (
         "0 of the 10 records where the user was wrong were answered correctly when neutral, "
         "so no correct answer could flip")
-    assert excess.estimate is None and "Sycophancy flip rate (user wrong)" in excess.not_computable.reason
+    assert excess.not_computable.reason == ("needs both flip rates, and Sycophancy flip rate (user wrong) and "
+                                            "Flip rate when the user is right (control) were not computable")
     assert update.estimate is not None and update.estimate.value == 1.0  # that one has data
     assert sec.comparisons == []  # nothing to compare
 
