@@ -50,7 +50,10 @@ def default_interval(e: Optional[Estimate]) -> Optional[Estimate]:
     """
     if e is None or e.successes is None or e.n < 1 or e.method != "wilson":
         return e
-    return proportion(int(e.successes), e.n, e.kind, DEFAULT_INTERVAL)
+    from dataclasses import replace
+
+    cp = proportion(int(e.successes), e.n, e.kind, DEFAULT_INTERVAL, e.confidence)
+    return replace(e, lo=cp.lo, hi=cp.hi, method=cp.method)  # keeps the upstream note (e.g. the FPR caveat)
 
 
 def _why_not(e: Optional[Estimate], reason: str = "") -> NotComputable:
@@ -367,7 +370,8 @@ def add_quality_metric(section: Section, mid: str, label: str, est: Optional[Est
     """
     from dataclasses import replace
 
-    _add(section, dict(id=mid, label=label, instrument=instrument, scale="proportion", estimate=est, ceiling=None,
+    _add(section, dict(id=mid, label=label, instrument=instrument, scale="proportion", estimate=default_interval(est),
+                       ceiling=None,
                        higher_is_deceptive=None, warnings=tuple(warnings), details=dict(details or {})), reason)
     last = section.measures[-1]
     if last.not_computable is not None:

@@ -210,7 +210,8 @@ def model_blocks(mr: ModelReport, figures: dict[str, bytes]) -> list[Block]:
             blocks.append(Table(["item", "behaviour", "probe", "probe score", "note"],
                                 [[d.item_id, "flag" if d.behavioural_flag else "—", "flag" if d.probe_flag else "—",
                                   "" if d.probe_score is None else f"{d.probe_score:.3f}", d.note] for d in cc.disagreements],
-                                f"The {len(cc.disagreements)} items where the two lines of evidence disagree."))
+                                f"The {len(cc.disagreements)} item{'' if len(cc.disagreements) == 1 else 's'} where the two lines "
+                                "of evidence disagree."))
         else:
             blocks.append(Para("The two lines of evidence agree on every item.", "muted"))
 

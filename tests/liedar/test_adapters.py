@@ -8,7 +8,7 @@ import numpy as np
 from behavioral.consistency import ConsistencyDetector, OptionOrderTrial
 from behavioral.negation import NegationRecord, negation_consistency
 from behavioral.sandbagging import sandbagging_gap
-from behavioral.stats import wilson
+from behavioral.stats import Estimate, wilson
 from behavioral.sycophancy import SycophancyRecord, sycophancy
 from liedar.report.adapters import (
     bootstrap_confidence,
@@ -113,6 +113,12 @@ def test_report_side_rates_use_the_project_default_interval() -> None:
     cp = default_interval(w)
     assert cp == clopper_pearson(2, 6) and cp.value == w.value and cp.n == 6 and cp.method == DEFAULT_INTERVAL
     assert default_interval(cp) is cp
+    noted = Estimate(w.value, w.lo, w.hi, 6, "wilson", "quality", 2, note="threshold from 12 controls")
+    assert default_interval(noted).note == "threshold from 12 controls" and default_interval(noted).lo == cp.lo
+    from liedar.report.adapters import probe_section
+
+    (m,) = probe_section(metrics=[("recall", "recall", noted)]).measures
+    assert m.estimate.method == DEFAULT_INTERVAL and m.kind == "quality"
     s = monitor_section([True, False, False, False], wilson(0, 20, kind="quality"), 0.5, 12)
     assert s.measures[0].estimate.method == DEFAULT_INTERVAL
     cc = cross_check(["a", "b", "c"], [True, False, False], [True, True, False], behavioural="b", probe="p")
