@@ -37,13 +37,14 @@ def add_consistency_contrast(section: Section, run: Any) -> Section:
                 "verdict": "a flag needs a difference from the honest baseline: see the contrast rows"})
     for test_name, c in contrasts.items():
         ref = c.reference.name
-        for t in c.contrasts:
+        for j, t in enumerate(c.contrasts):
             order = f"{ref} − {test_name}" if t.name == "paraphrase_kappa_drop" else f"{test_name} − {ref}"
             section.measures.append(Measure(
                 id=f"consistency_contrast_{test_name}_{t.name}",
                 label=f"{LABELS.get(t.name, t.name)}, {order} (item-paired contrast)",
                 instrument="consistency", scale="difference", estimate=t.effect, ceiling=ceiling,
                 higher_is_deceptive=True, null_value=0.0, flag=bool(t.flags),
+                warnings=(c.reading, *c.notes) if j == 0 else (),  # the verdict's reading, shown once
                 details={"p_value": t.p_value, "alpha": t.alpha, "method": t.method, "min_effect": c.min_effect,
                          "reference_value": t.reference_value, "test_value": t.test_value,
                          "contrast_detected": c.detected, "reading": c.reading, "notes": list(c.notes),

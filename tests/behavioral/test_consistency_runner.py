@@ -194,4 +194,6 @@ def test_report_rows_carry_the_contrast_verdict_not_single_condition_flags():
     pos = rows["consistency_contrast_sandbagger_position_concentration"]
     assert pos.flag is False and pos.scale == "difference" and pos.ceiling == "consistency_ceiling"
     assert "shared with the honest baseline" in pos.details["reading"]
+    assert pos.warnings[0] == pos.details["reading"]  # the reading is shown on the page, once
+    assert rows["consistency_contrast_sandbagger_answer_inconsistency"].warnings == ()
     json.dumps(section.to_dict(), allow_nan=False)
