@@ -130,7 +130,7 @@ class ConditionProfile:
     chance_consistency: float
     inconsistency: float
     accuracy: Optional[Estimate]  # option-order trials that carry `correct`
-    chance_accuracy: float  # mean 1/k over those trials
+    chance_accuracy: Optional[float]  # mean 1/k over those trials (None when ungraded)
     paraphrase_accuracy: Optional[Estimate]
     kappa: Optional[float]  # None when undefined or no paraphrase trials
 
@@ -422,7 +422,7 @@ def _profile(det: ConsistencyDetector, c: ConditionTrials, items: list[str]) -> 
         chance_consistency=a.chance_consistency,
         inconsistency=a.inconsistency,
         accuracy=a.accuracy,
-        chance_accuracy=float(np.mean([1.0 / len(t.presented_options) for t in graded])) if graded else float("nan"),
+        chance_accuracy=float(np.mean([1.0 / len(t.presented_options) for t in graded])) if graded else None,
         paraphrase_accuracy=pa.accuracy if pa else None,
         kappa=pa.kappa.value if pa and pa.kappa else None,
     )
@@ -525,7 +525,8 @@ def compare_conditions(
     prof_r, prof_t = _profile(det, ref, items), _profile(det, tst, items)
     shared = (prof_r.position_bias_significant and prof_t.position_bias_significant
               and prof_r.positions[-1].attractor == prof_t.positions[-1].attractor)
-    near_chance = prof_r.accuracy is not None and prof_r.accuracy.lo <= prof_r.chance_accuracy
+    near_chance = (prof_r.accuracy is not None and prof_r.chance_accuracy is not None
+                   and prof_r.accuracy.lo <= prof_r.chance_accuracy)
     if exact and 2.0 ** -n > alpha:
         notes.append(f"only {n} items: the smallest possible permutation p-value (2^-{n} = {2.0 ** -n:.3g}) is above "
                      f"the per-contrast level {alpha:.3g}, so this design can never flag; use more items")

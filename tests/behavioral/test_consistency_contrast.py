@@ -161,6 +161,15 @@ def test_to_dict_is_strict_json(det):
                                                   "paraphrase_kappa_drop"}
 
 
+def test_ungraded_trials_give_strict_json_and_no_chance_claim(det):
+    """API-only records may carry no correctness: no accuracy, no 'incapable' clause, still JSON."""
+    bare = [OptionOrderTrial(t.item_id, t.presented_options, t.chosen_position) for t in always(2).option_trials]
+    res = det.compare(bare, bare)
+    assert res.reference.accuracy is None and res.reference.chance_accuracy is None
+    assert not res.reference_near_chance and "incapable" not in res.reading
+    json.dumps(res.to_dict(), allow_nan=False)
+
+
 def test_plain_lists_are_accepted(det):
     res = det.compare(list(always(2).option_trials), list(always(2).option_trials))
     assert isinstance(res, ConsistencyContrast)
