@@ -6,8 +6,10 @@ For each backend, in its own subprocess (so peak memory is that backend's alone)
   tokenization with offsets, length-sorted batching, hooks / eval callback, pooling;
 * **bare** — the same token ids through the same model, same batches, same threads, with
   nothing captured: transformers' decoder forward (no hooks, no LM head — liedar's path does
-  not compute logits either) / a llama.cpp context *without* the eval callback decoding each
-  sequence (logits for the last token only, as liedar's path does for middle layers).
+  not compute logits either) / a llama.cpp context *without* the eval callback making the
+  same packed decodes as liedar (several sequences per ``llama_decode``, one ``seq_id``
+  each, grouped by the backend's own ``_packs``; logits for each sequence's last token only,
+  as liedar's path does for middle layers).
 
 The baseline is given pre-tokenized ids, so liedar's tokenization counts against it. Each
 measurement is the median of ``--repeats`` alternating runs. Prints inputs/s, the ratio
@@ -15,6 +17,10 @@ per backend, llama.cpp vs transformers throughput, peak RSS, and the worst ratio
 (target >= 0.9).
 
     .venv/bin/python scripts/bench_extract.py --model smollm2-135m --n 64 --threads 2
+
+For llama.cpp the same alternating loop also times liedar with packing switched off (one
+sequence per decode, ``n_seq_max`` set to 1 for the call) and prints the paired speed-up
+that packing buys.
 """
 
 from __future__ import annotations
@@ -62,15 +68,32 @@ def bench_one(args) -> dict:
     def ours():
         lm.hidden_states(texts, layers, "last")
 
-    ours(), bare()  # warm-up
-    times = {"liedar": [], "bare": []}
+    def ours_unpacked():
+        packing = lm.n_seq_max
+        lm.n_seq_max = 1
+        try:
+            lm.hidden_states(texts, layers, "last")
+        finally:
+            lm.n_seq_max = packing
+
+    fns = [("bare", bare), ("liedar", ours)]
+    if args.backend == "llamacpp" and lm.n_seq_max > 1:
+        fns.append(("unpacked", ours_unpacked))
+    for _, fn in fns:  # warm-up
+        fn()
+    times = {label: [] for label, _ in fns}
     for _ in range(args.repeats):
-        for label, fn in (("bare", bare), ("liedar", ours)):
+        for label, fn in fns:
             start = time.perf_counter()
             fn()
             times[label].append(time.perf_counter() - start)
     med = {k: statistics.median(v) for k, v in times.items()}
+    extra = {}
+    if "unpacked" in times:
+        extra["packing_speedup"] = statistics.median(u / p for u, p in zip(times["unpacked"], times["liedar"]))
+        extra["packs"] = sum(len(lm._packs(b)) for b in batches)
     return {
+        **extra,
         "backend": args.backend,
         "load_s": load_s,
         "n_inputs": args.n,
@@ -97,24 +120,33 @@ def _bare_hf(lm, batches):
 
 
 def _bare_llamacpp(lm, batches):
+    """The same packed decodes liedar makes (same context parameters, same groups of
+    sequences from `lm._packs`, one seq_id per sequence, logits for each sequence's last
+    token) on a second context with no eval callback."""
     from llama_cpp import llama_cpp as L
 
     params = L.llama_context_default_params()
     params.n_ctx = params.n_batch = lm.n_ctx
-    params.n_ubatch = min(512, lm.n_ctx)
+    params.n_ubatch = L.llama_n_ubatch(lm._ctx)
+    params.n_seq_max = lm.n_seq_max
+    params.kv_unified = True
     params.n_threads = params.n_threads_batch = args_threads
     ctx = L.llama_init_from_model(lm.llm.model, params)
+    packs = [[[batch[k] for k in pack] for pack in lm._packs(batch)] for batch in batches]
 
     def run():
-        for batch in batches:
-            for seq in batch:
+        for batch in packs:
+            for seqs in batch:
                 L.llama_memory_clear(L.llama_get_memory(ctx), True)
-                b = L.llama_batch_init(len(seq), 0, 1)
-                for i, tok in enumerate(seq):
-                    b.token[i], b.pos[i], b.n_seq_id[i] = tok, i, 1
-                    b.seq_id[i][0] = 0
-                    b.logits[i] = 1 if i == len(seq) - 1 else 0
-                b.n_tokens = len(seq)
+                b = L.llama_batch_init(sum(map(len, seqs)), 0, 1)
+                i = 0
+                for seq_id, seq in enumerate(seqs):
+                    for pos, tok in enumerate(seq):
+                        b.token[i], b.pos[i], b.n_seq_id[i] = tok, pos, 1
+                        b.seq_id[i][0] = seq_id
+                        b.logits[i] = 1 if pos == len(seq) - 1 else 0
+                        i += 1
+                b.n_tokens = i
                 assert L.llama_decode(ctx, b) == 0
                 L.llama_batch_free(b)
 
@@ -154,6 +186,10 @@ def main() -> int:
         print(f"{r['backend']:>12}: liedar {r['liedar_inputs_per_s']:7.1f} inputs/s | bare forward "
               f"{r['bare_inputs_per_s']:7.1f} inputs/s | ratio {r['ratio']:.3f} | mean {r['mean_tokens']:.1f} tokens | "
               f"load {r['load_s']:.1f}s | peak RSS {r['peak_rss_mb']:.0f} MB")
+    if "packing_speedup" in results.get("llamacpp", {}):
+        r = results["llamacpp"]
+        print(f"llama.cpp packing: {args.n} sequences in {r['packs']} decodes; liedar packed / one sequence per "
+              f"decode, median of paired ratios: {r['packing_speedup']:.3f}x")
     if {"transformers", "llamacpp"} <= results.keys():
         speed = results["llamacpp"]["liedar_inputs_per_s"] / results["transformers"]["liedar_inputs_per_s"]
         print(f"llama.cpp vs transformers extraction throughput: {speed:.2f}x")
