@@ -63,8 +63,9 @@ class DemoConfig:
                     crosscheck_items=16, mcq_items=15, shuffles=3, paraphrases=2, menu_scenarios=3, menu_tiers=("clear",),
                     instrument_items=16, noise=True, noise_items=12, noise_sigmas=(0.0, 0.002, 0.008),
                     noise_seeds=2, ceiling_items=18,
-                    ceiling_protocols=("zero_shot_letter", "k_shot_letter", "cloze_sum", "cloze_norm",
-                                       "permutation_letter"))
+                    # permutation_letter (4 forward passes per item) is left to `liedar behavioral gap`:
+                    # with it the warm run measured 181 s, over the 3-minute budget
+                    ceiling_protocols=("zero_shot_letter", "k_shot_letter", "cloze_sum", "cloze_norm"))
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "backend": self.backend, "quick": self.quick,
