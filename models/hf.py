@@ -134,9 +134,13 @@ class TransformersBackend(BackendBase):
             picked = logp.gather(-1, ids[:, 1:, None])[..., 0].numpy()
         return [picked[r, : len(seq) - 1] for r, seq in enumerate(batch)]
 
-    def _step(self, ids: list[int], hook_layer):
+    def _step(self, ids: list[int], hook_layer, stop: bool = False):
+        """Feed `ids` on top of the KV cache: (next-token logits, state of the last id at
+        hook_layer). With `stop` the forward pass ends at hook_layer (no logits): the cache
+        then holds these ids in the lower layers only, so it is dropped."""
         store: dict = {}
-        handles = self._capture([hook_layer], store) if hook_layer is not None else []
+        handles = self._capture([hook_layer], store, stop=stop) if hook_layer is not None else []
+        out = None
         try:
             with self._torch.inference_mode():
                 out = self.model(
@@ -144,12 +148,15 @@ class TransformersBackend(BackendBase):
                     use_cache=True,
                     **{self._cache_kw: self._past},
                 )
+        except _StopForward:
+            pass
         finally:
             for h in handles:
                 h.remove()
-        self._past = getattr(out, self._cache_kw)
+        self._past = getattr(out, self._cache_kw) if out is not None else None
         hidden = store[hook_layer][0, -1].float().numpy().copy() if hook_layer is not None else None
-        return out.logits[0, -1].float().numpy(), hidden
+        logits = out.logits[0, -1].float().numpy() if out is not None else None
+        return logits, hidden
 
     def _gen_begin(self, ids, hook_layer):
         self._past = None
@@ -159,22 +166,7 @@ class TransformersBackend(BackendBase):
         return self._step([token], hook_layer)
 
     def _gen_read(self, token, hook_layer):
-        store: dict = {}
-        handles = self._capture([hook_layer], store, stop=True)
-        try:
-            with self._torch.inference_mode():
-                self.model(
-                    input_ids=self._torch.tensor([[token]], dtype=self._torch.long),
-                    use_cache=True,
-                    **{self._cache_kw: self._past},
-                )
-        except _StopForward:
-            pass
-        finally:
-            for h in handles:
-                h.remove()
-            self._past = None  # layers above hook_layer never saw this token: the cache is spent
-        return store[hook_layer][0, -1].float().numpy().copy()
+        return self._step([token], hook_layer, stop=True)[1]
 
     def _piece(self, token):
         return self.tokenizer.decode([token])
