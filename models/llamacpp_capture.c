@@ -11,8 +11,8 @@
  * The ggml_tensor field offsets come from the Python mirror of the struct in
  * models/llamacpp.py, so this file needs no ggml header; ggml_nbytes and
  * ggml_backend_tensor_get are passed in as function pointers, so it links to nothing.
- * A tensor that is not float32, not `d_model` wide, not 2-D or would overflow its
- * buffer is not copied; its slot records an error code that Python turns into a message.
+ * A tensor that is not float32, not `d_model` wide, not 2-D and contiguous, or would
+ * overflow its buffer is not copied; its slot records an error code that Python turns into a message.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -38,7 +38,7 @@ struct liedar_slot {
 };
 
 struct liedar_capture {
-    size_t type_offset, ne_offset, name_offset;
+    size_t type_offset, ne_offset, nb_offset, name_offset;
     int64_t d_model;
     int stop_after_capture; /* end the graph once a wanted tensor is copied */
     int n_want;
@@ -52,10 +52,14 @@ static bool copy_into(struct liedar_capture *capture, struct liedar_slot *slot, 
     const char *base = (const char *)tensor;
     const int type = *(const int *)(base + capture->type_offset);
     const int64_t *ne = (const int64_t *)(base + capture->ne_offset);
+    const size_t *nb = (const size_t *)(base + capture->nb_offset);
     const size_t size = capture->nbytes(tensor);
     slot->type = type;
     memcpy(slot->ne, ne, sizeof slot->ne);
+    /* float32, d_model wide, 2-D and row-major contiguous (a view with other strides would
+       have the same byte count but different contents) */
     if (type != 0 /* GGML_TYPE_F32 */ || ne[0] != capture->d_model || ne[2] != 1 || ne[3] != 1
+            || nb[0] != sizeof(float) || nb[1] != (size_t)ne[0] * sizeof(float)
             || size != (size_t)(ne[0] * ne[1]) * sizeof(float)) {
         slot->error = LIEDAR_BAD_LAYOUT;
         return true;

@@ -52,6 +52,7 @@ class CaptureState(ctypes.Structure):
     _fields_ = [
         ("type_offset", ctypes.c_size_t),
         ("ne_offset", ctypes.c_size_t),
+        ("nb_offset", ctypes.c_size_t),
         ("name_offset", ctypes.c_size_t),
         ("d_model", ctypes.c_int64),
         ("stop_after_capture", ctypes.c_int),
@@ -78,6 +79,7 @@ class Capture:
         self.state = CaptureState(
             type_offset=tensor_struct.type.offset,
             ne_offset=tensor_struct.ne.offset,
+            nb_offset=tensor_struct.nb.offset,
             name_offset=tensor_struct.name.offset,
             d_model=self.d_model,
             nbytes=ctypes.cast(nbytes, ctypes.c_void_p).value,
@@ -114,7 +116,7 @@ class Capture:
         label = name.decode()
         if slot.error == BAD_LAYOUT:
             raise CaptureError(
-                f"tensor {label} reads as type {slot.type}, shape {list(slot.ne)}: the ggml_tensor layout in "
+                f"tensor {label} reads as type {slot.type}, shape {list(slot.ne)} (or is not contiguous): the ggml_tensor layout in "
                 "models/llamacpp.py does not match this llama.cpp build; use llama-cpp-python==0.3.36"
             )
         got = self.filled(name)
@@ -140,10 +142,11 @@ class Capture:
                 slot = state.want[index]
                 slot.type = ctypes.c_int.from_address(t_ptr + state.type_offset).value
                 ne = (ctypes.c_int64 * 4).from_address(t_ptr + state.ne_offset)
+                nb = (ctypes.c_size_t * 4).from_address(t_ptr + state.nb_offset)
                 slot.ne[:] = list(ne)
                 size = int(self._nbytes(t_ptr))
                 if (slot.type != GGML_TYPE_F32 or ne[0] != self.d_model or ne[2] != 1 or ne[3] != 1
-                        or size != ne[0] * ne[1] * 4):
+                        or nb[0] != 4 or nb[1] != ne[0] * 4 or size != ne[0] * ne[1] * 4):
                     slot.error = BAD_LAYOUT
                     return True
                 if slot.used + size > slot.capacity:

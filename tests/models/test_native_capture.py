@@ -20,6 +20,7 @@ class FakeTensor(ctypes.Structure):
     _fields_ = [
         ("type", ctypes.c_int),
         ("ne", ctypes.c_int64 * 4),
+        ("nb", ctypes.c_size_t * 4),
         ("name", ctypes.c_char * 64),
         ("data", ctypes.c_void_p),
     ]
@@ -29,6 +30,7 @@ def _tensor(name: bytes, values: np.ndarray, type_: int = 0) -> tuple[FakeTensor
     values = np.ascontiguousarray(values, dtype=np.float32)
     t = FakeTensor(type=type_, name=name, data=values.ctypes.data)
     t.ne[:] = [values.shape[1], values.shape[0], 1, 1]
+    t.nb[:] = [4, 4 * values.shape[1], 4 * values.size, 4 * values.size]
     return t, values
 
 
@@ -98,6 +100,12 @@ def test_bad_layout_and_overflow_are_refused_not_copied(fresh, which):
     wide, _ = _tensor(b"embd", np.ones((2, D + 1)))
     cb(ctypes.addressof(wide), False, user)
     with pytest.raises(native.CaptureError, match="reads as type 0, shape"):
+        cap.rows(b"embd", 2)
+    cap.arm({b"embd"}, n_rows=2)
+    strided, _ = _tensor(b"embd", np.ones((2, D)))
+    strided.nb[1] = 4 * (D + 1)  # same byte count, rows not back to back
+    cb(ctypes.addressof(strided), False, user)
+    with pytest.raises(native.CaptureError, match="not contiguous"):
         cap.rows(b"embd", 2)
     cap.arm({b"embd"}, n_rows=2)
     too_long, _ = _tensor(b"embd", np.ones((3, D)))
