@@ -459,6 +459,13 @@ def _reading(detected: bool, contrasts: Sequence[ContrastTest], ref: ConditionPr
             "sandbagging" + chance_clause)
 
 
+
+def check_min_effect(min_effect: float) -> None:
+    """Refuse an effect threshold outside (0, 1] (callers check it before running a model)."""
+    if not 0.0 < min_effect <= 1.0:
+        raise InputError(f"min_effect={min_effect} must lie in (0, 1], e.g. {DEFAULT_MIN_EFFECT}")
+
+
 def compare_conditions(
     det: ConsistencyDetector,
     reference: TrialsLike,
@@ -468,8 +475,7 @@ def compare_conditions(
     n_permutations: int = DEFAULT_PERMUTATIONS,
 ) -> ConsistencyContrast:
     """Compare ``test`` with ``reference`` item by item (see the module docstring)."""
-    if not 0.0 < min_effect <= 1.0:
-        raise InputError(f"min_effect={min_effect} must lie in (0, 1], e.g. {DEFAULT_MIN_EFFECT}")
+    check_min_effect(min_effect)
     if int(n_permutations) < 100:
         raise InputError(f"n_permutations={n_permutations} is too few for a p-value: use at least 100 (default "
                          f"{DEFAULT_PERMUTATIONS})")

@@ -104,8 +104,10 @@ def print_contrast(name: str, c: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from behavioral.consistency import ConsistencyDetector
+    from behavioral.consistency_contrast import check_min_effect
     from behavioral.runners.consistency import run_consistency_on_model
 
+    check_min_effect(args.min_effect)  # before minutes of model time, not after
     topics = [t.strip() for t in args.topics.split(",") if t.strip()] if args.topics else None
     detector = ConsistencyDetector(detection_threshold=args.threshold, seed=args.seed)
     result = run_consistency_on_model(

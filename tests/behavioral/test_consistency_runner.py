@@ -158,6 +158,15 @@ def test_cli_bad_input_exits_2(monkeypatch, capsys):
     assert "at least 2 shuffles" in capsys.readouterr().err
 
 
+def test_cli_bad_min_effect_exits_2_before_loading_a_model(monkeypatch, capsys):
+    import models
+
+    monkeypatch.setattr(models, "load", lambda *a, **k: pytest.fail("loaded a model for a bad --min-effect"))
+    assert _main(["behavioral", "consistency", "--min-effect", "1.5", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "min_effect=1.5 must lie in (0, 1]" in err and len(err.strip().splitlines()) == 1
+
+
 @pytest.mark.integration
 def test_real_smollm2_small_design():
     pytest.importorskip("torch")
