@@ -222,6 +222,7 @@ def _score_recorded(monitor: Any, items: Sequence[Any], desc: str) -> list[Any]:
 
 def calibrate(args: argparse.Namespace) -> int:
     from liedar.atomic import write_json_atomic
+    from models.storage import sha256_file
     from probes.monitor_calibration import calibrate_threshold, load_control_file
 
     items = load_control_file(args.control)  # fails before loading a model when no honest item
@@ -236,6 +237,7 @@ def calibrate(args: argparse.Namespace) -> int:
         "probe": str(args.probe),
         "layer": monitor.layer,
         "control": str(args.control),
+        "control_sha256": sha256_file(Path(args.control)),
         "scores": scores,
     }
     write_json_atomic(args.output, out)
@@ -288,10 +290,26 @@ def audit(args: argparse.Namespace) -> int:
         y = [0] * len(by_label["honest"]) + [1] * len(by_label["deceptive"])
         auc = auroc([r.score for r in labelled], y)
         print(f"AUROC honest vs deceptive: {auc.value:.3f} [{auc.lo:.3f}, {auc.hi:.3f}] (DeLong, n={auc.n})")
+    if _calibrated_on(args.threshold, args.transcripts):
+        print("note: the threshold was calibrated on this same file, so the rates above understate false "
+              "positives; audit transcripts the calibration never saw")
     unlabelled = sum(t.label is None for t in items)
     if unlabelled:
         print(f"{unlabelled} transcripts carry no label (counted in the flagged rate only)")
     return 0
+
+
+def _calibrated_on(threshold_arg: Optional[str], transcripts: Path) -> bool:
+    """Whether a `calibrate` output named by --threshold was computed from `transcripts`."""
+    from models.storage import sha256_file
+
+    if threshold_arg is None or not Path(threshold_arg).is_file():
+        return False
+    try:
+        digest = json.loads(Path(threshold_arg).read_text(encoding="utf-8")).get("control_sha256")
+    except (ValueError, AttributeError):
+        return False
+    return digest is not None and digest == sha256_file(Path(transcripts))
 
 
 class _AtomicLines:

@@ -168,3 +168,19 @@ def test_audit_bad_input_exits_2_before_loading(setup, capsys, monkeypatch) -> N
         assert _main(argv) == 2
         err = capsys.readouterr().err
         assert match in err and len(err.strip().splitlines()) == 1
+
+
+def test_audit_warns_when_auditing_the_calibration_file(setup, capsys) -> None:
+    tmp, probe = setup
+    control, other, cal = tmp / "control.jsonl", tmp / "other.jsonl", tmp / "threshold.json"
+    rows = [{"prompt": f"Question {i}?", "response": f" Answer number {i} is here."} for i in range(12)]
+    control.write_text("\n".join(json.dumps(r) for r in rows))
+    other.write_text("\n".join(json.dumps(r) for r in rows[:6]))
+    assert _main(["monitor", "calibrate", "--model", "fake", "--probe", str(probe), "--control", str(control),
+                  "--fpr", "0.2", "--output", str(cal)]) == 0
+    capsys.readouterr()
+    base = ["monitor", "audit", "--model", "fake", "--probe", str(probe), "--threshold", str(cal)]
+    assert _main(base + ["--transcripts", str(control)]) == 0
+    assert "calibrated on this same file" in capsys.readouterr().out
+    assert _main(base + ["--transcripts", str(other)]) == 0
+    assert "calibrated on this same file" not in capsys.readouterr().out
