@@ -517,8 +517,13 @@ def compare_conditions(
         p = hits / len(null_v)
         if boot is not None:
             lo, hi = np.quantile(boot[name], [0.025, 0.975])
+            # a percentile interval of a skewed statistic can miss its own point; it is then
+            # widened to reach it, and the note says so (the permutation p-value decides anyway)
+            widened = not lo <= value <= hi
             est = Estimate(value, float(min(lo, value)), float(max(hi, value)), n,
-                           f"paired item bootstrap ({det.n_bootstrap})", "propensity")
+                           f"paired item bootstrap ({det.n_bootstrap})", "propensity",
+                           note=(f"percentile interval [{lo:.3f}, {hi:.3f}] widened to contain the point estimate"
+                                 if widened else ""))
         else:
             est = Estimate(value, value, value, n, "difference", "propensity", note="interval not computed")
         k = ref_key[name]
