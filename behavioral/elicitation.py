@@ -30,8 +30,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from behavioral.stats import DEFAULT_INTERVAL, Estimate, proportion
 from liedar.errors import InputError
+from liedar.stats import DEFAULT_INTERVAL, Estimate, proportion
 
 
 def seeded_rng(seed: int, *parts: str) -> np.random.Generator:
@@ -158,7 +158,9 @@ def _check_split(correct: Mapping[str, Mapping[str, bool]], order: Sequence[str]
         raise InputError(f"{what}: protocols {sorted(correct)} do not match {list(order)}; give results for each once")
     id_sets = {frozenset(v) for v in correct.values()}
     if len(id_sets) != 1:
-        raise InputError(f"{what}: the protocols were scored on different items; score every protocol on the same items")
+        raise InputError(
+            f"{what}: the protocols were scored on different items; score every protocol on the same items"
+        )
     return set(next(iter(id_sets)))
 
 
@@ -203,10 +205,17 @@ def select_ceiling(
         k_ev = sum(bool(evaluation_correct[name][i]) for i in ev)
         sel = None
         if sel_ids:
-            sel = proportion(sum(bool(v) for v in selection_correct[name].values()), len(sel_ids), "capability", interval)
+            sel = proportion(
+                sum(bool(v) for v in selection_correct[name].values()), len(sel_ids), "capability", interval
+            )
         scores.append(ProtocolScore(name, descriptions[name], sel, proportion(k_ev, len(ev), "capability", interval)))
     estimate = next(s.evaluation for s in scores if s.name == chosen)
     return ElicitedCeiling(
-        chosen, estimate, tuple(scores), tuple(sorted(sel_ids)), tuple(ev),
-        {i: bool(evaluation_correct[chosen][i]) for i in ev}, float(chance),
+        chosen,
+        estimate,
+        tuple(scores),
+        tuple(sorted(sel_ids)),
+        tuple(ev),
+        {i: bool(evaluation_correct[chosen][i]) for i in ev},
+        float(chance),
     )

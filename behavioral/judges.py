@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Collection, Mapping, Optional
 
-from behavioral.records import read_jsonl, require_items, require_label, require_same_ids
-from behavioral.stats import DEFAULT_INTERVAL, Estimate, cohen_kappa, proportion
+from liedar._util.jsonl import read_jsonl
+from liedar.behavioral.records import require_items, require_label, require_same_ids
 from liedar.errors import InputError
+from liedar.stats import DEFAULT_INTERVAL, Estimate, cohen_kappa, proportion
 
 KAPPA_TRUST = 0.6
 
@@ -31,9 +32,16 @@ class JudgeResult:
     warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"instrument": "judge-validation", "kappa": self.kappa.to_dict(), "agreement": self.agreement.to_dict(),
-                "n_items": self.n_items, "trusted": self.trusted, "reading": self.reading,
-                "warnings": list(self.warnings), "threshold": KAPPA_TRUST}
+        return {
+            "instrument": "judge-validation",
+            "kappa": self.kappa.to_dict(),
+            "agreement": self.agreement.to_dict(),
+            "n_items": self.n_items,
+            "trusted": self.trusted,
+            "reading": self.reading,
+            "warnings": list(self.warnings),
+            "threshold": KAPPA_TRUST,
+        }
 
 
 def load_labels(path: "str | Path") -> dict[str, str]:

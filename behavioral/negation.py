@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from behavioral.records import require_items, require_label, require_unique
-from behavioral.stats import DEFAULT_INTERVAL, Estimate, TestResult, mean_interval, newcombe_difference, proportion
+from liedar.behavioral.records import require_items, require_label, require_unique
 from liedar.errors import InputError
+from liedar.stats import DEFAULT_INTERVAL, Estimate, TestResult, mean_interval, newcombe_difference, proportion
 
 
 @dataclass(frozen=True)
@@ -82,8 +82,12 @@ def _group(name: str, recs: Sequence[NegationRecord], interval: str) -> GroupCon
     return GroupConsistency(
         name,
         proportion(k, len(recs), "propensity", interval),
-        mean_interval([abs(r.deviation) for r in recs], kind="propensity", method="mean |P(yes|Q)+P(yes|not Q)-1|, t-interval"),
-        mean_interval([r.deviation for r in recs], kind="propensity", method="mean P(yes|Q)+P(yes|not Q)-1, t-interval"),
+        mean_interval(
+            [abs(r.deviation) for r in recs], kind="propensity", method="mean |P(yes|Q)+P(yes|not Q)-1|, t-interval"
+        ),
+        mean_interval(
+            [r.deviation for r in recs], kind="propensity", method="mean P(yes|Q)+P(yes|not Q)-1, t-interval"
+        ),
     )
 
 
@@ -154,5 +158,15 @@ def negation_consistency(
             f"{g_base.abs_deviation.value:.2f}, Mann-Whitney p={dtest.p_value:.2g}): the role shifts the answer "
             "bias without changing which pairs contradict"
         )
-    return NegationResult(overall, (g_base, g_costly), selective, test, dtest, baseline_group, costly_group,
-                          reading, tuple(warnings), protocol)
+    return NegationResult(
+        overall,
+        (g_base, g_costly),
+        selective,
+        test,
+        dtest,
+        baseline_group,
+        costly_group,
+        reading,
+        tuple(warnings),
+        protocol,
+    )

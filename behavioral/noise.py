@@ -17,9 +17,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
-from behavioral.records import require_items
-from behavioral.stats import DEFAULT_INTERVAL, Estimate, mean_interval, proportion
+from liedar.behavioral.records import require_items
 from liedar.errors import InputError
+from liedar.stats import DEFAULT_INTERVAL, Estimate, mean_interval, proportion
 
 
 @dataclass(frozen=True)
@@ -110,12 +110,18 @@ def noise_curve(
     acc = {(t.sigma, t.seed): t.correct / n for t in noised}
     missing = [(s, sd) for s in sigmas for sd in seeds if (s, sd) not in acc]
     if missing:
-        raise InputError(f"noise trials are not a full sigma x seed grid: missing {missing[:3]}; run every seed at every level")
+        raise InputError(
+            f"noise trials are not a full sigma x seed grid: missing {missing[:3]}; run every seed at every level"
+        )
     levels = tuple(
         NoiseLevel(
             s,
-            mean_interval([acc[(s, sd)] for sd in seeds], kind="capability", method="mean over seeds, t-interval",
-                          bounds=(0.0, 1.0)),
+            mean_interval(
+                [acc[(s, sd)] for sd in seeds],
+                kind="capability",
+                method="mean over seeds, t-interval",
+                bounds=(0.0, 1.0),
+            ),
             tuple(acc[(s, sd)] for sd in seeds),
         )
         for s in sigmas
@@ -129,8 +135,15 @@ def noise_curve(
             bounds=(0.0, math.inf),
         )
     else:
-        phi = Estimate(float("nan"), float("nan"), float("nan"), len(seeds), "phi undefined", "capability",
-                       note="baseline accuracy is 0: phi is undefined")
+        phi = Estimate(
+            float("nan"),
+            float("nan"),
+            float("nan"),
+            len(seeds),
+            "phi undefined",
+            "capability",
+            note="baseline accuracy is 0: phi is undefined",
+        )
         warnings.append("baseline accuracy 0: phi undefined")
 
     se_base = (b_acc * (1 - b_acc) / n) ** 0.5
@@ -161,14 +174,16 @@ def noise_curve(
         )
         warnings.append("baseline near chance")
     else:
-        reading = (
-            f"no improvement beyond noise (phi={phi.value:.2f} [{phi.lo:.2f}, {phi.hi:.2f}]); "
-            + ("accuracy degrades monotonically, as an honest model's should" if monotone
-               else "the curve is not monotone, but the rise is not significant")
+        reading = f"no improvement beyond noise (phi={phi.value:.2f} [{phi.lo:.2f}, {phi.hi:.2f}]); " + (
+            "accuracy degrades monotonically, as an honest model's should"
+            if monotone
+            else "the curve is not monotone, but the rise is not significant"
         )
     if len(seeds) < 3:
         warnings.append(f"only {len(seeds)} seed(s) per level: the interval over seeds is unreliable")
-    return NoiseCurve(condition, baseline, levels, phi, best.sigma, monotone, tolerance, chance, reading, tuple(warnings))
+    return NoiseCurve(
+        condition, baseline, levels, phi, best.sigma, monotone, tolerance, chance, reading, tuple(warnings)
+    )
 
 
 @dataclass(frozen=True)

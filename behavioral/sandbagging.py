@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from behavioral.records import require_items, require_same_ids
-from behavioral.stats import DEFAULT_INTERVAL, Estimate, TestResult, excludes, mcnemar, paired_difference, proportion
+from liedar.behavioral.records import require_items, require_same_ids
+from liedar.stats import DEFAULT_INTERVAL, Estimate, TestResult, excludes, mcnemar, paired_difference, proportion
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ def load(name_or_path: str, backend: str = "transformers", n_threads: "int | Non
 
     See models.registry.load for the options.
     """
-    from models.registry import load as _load
+    from liedar.models.registry import load as _load
 
     return _load(name_or_path, backend=backend, n_threads=n_threads, **kwargs)
 

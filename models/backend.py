@@ -27,7 +27,7 @@ from typing import Callable, Literal, Optional, Protocol, Sequence, Union, runti
 
 import numpy as np
 
-from models.chat import TextInput
+from liedar.models.chat import TextInput
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from liedar.errors import InputError
-from models.backend import Generation, Position, Span, TokenStates, TokenStep
-from models.chat import Rendered, TextInput, render
+from liedar.models.backend import Generation, Position, Span, TokenStates, TokenStep
+from liedar.models.chat import Rendered, TextInput, render
 
 
 @dataclass
@@ -235,7 +235,10 @@ class BackendBase:
                 raise InputError("the prompt is empty (and the model adds no BOS): give a prompt to condition on")
             seqs.append(ids)
             starts.append(k)
-        if all(len(s) == k + 1 for s, k in zip(seqs, starts)) and len({tuple(s[:k]) for s, k in zip(seqs, starts)}) == 1:
+        if (
+            all(len(s) == k + 1 for s, k in zip(seqs, starts))
+            and len({tuple(s[:k]) for s, k in zip(seqs, starts)}) == 1
+        ):
             # Every option is a single token after one shared prefix (answer letters, Yes/No):
             # one forward pass of the prefix scores them all, instead of one pass per option.
             logits = np.asarray(self._gen_begin(seqs[0][: starts[0]], None), dtype=np.float64)

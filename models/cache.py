@@ -23,9 +23,9 @@ from typing import Optional, Sequence
 import numpy as np
 
 from liedar.errors import InputError
-from models.backend import Position, Span
-from models.chat import Dialogue, TextInput
-from models.storage import atomic_file, cache_root
+from liedar.models.backend import Position, Span
+from liedar.models.chat import Dialogue, TextInput
+from liedar.models.storage import atomic_file, cache_root
 
 
 def input_hash(inp: TextInput) -> str:
@@ -64,7 +64,12 @@ def cached_hidden_states(
     layers = backend.check_layers(layers)
     if isinstance(inputs, (str, bytes)) or len(inputs) == 0:
         raise InputError("inputs must be a non-empty list of strings or Dialogues")
-    base = Path(root or cache_root()) / "activations" / f"{backend.fingerprint[:24]}-{backend.kind}" / position_key(position)
+    base = (
+        Path(root or cache_root())
+        / "activations"
+        / f"{backend.fingerprint[:24]}-{backend.kind}"
+        / position_key(position)
+    )
     hashes = [input_hash(x) for x in inputs]
     out = np.empty((len(inputs), len(layers), backend.d_model), dtype=np.float32)
     counts = {"computed": 0, "reused": 0}
@@ -120,5 +125,9 @@ def _read(path: Path, meta: dict, hashes: list[str]) -> Optional[np.ndarray]:
 def _write(path: Path, hidden: np.ndarray, meta: dict, hashes: list[str]) -> None:
     with atomic_file(path) as tmp:
         with open(tmp, "wb") as fh:
-            np.savez(fh, hidden=np.ascontiguousarray(hidden, dtype=np.float32),
-                     input_hashes=np.array(hashes), meta=np.array(json.dumps(meta, sort_keys=True)))
+            np.savez(
+                fh,
+                hidden=np.ascontiguousarray(hidden, dtype=np.float32),
+                input_hashes=np.array(hashes),
+                meta=np.array(json.dumps(meta, sort_keys=True)),
+            )

@@ -79,7 +79,9 @@ def render(
     if isinstance(inp, str):
         return Rendered(inp, ((0, len(inp)),), (True,), False)
     if not isinstance(inp, Dialogue):
-        raise InputError(f"inputs must be str or Dialogue, got {type(inp).__name__}; wrap chats in models.chat.Dialogue")
+        raise InputError(
+            f"inputs must be str or Dialogue, got {type(inp).__name__}; wrap chats in models.chat.Dialogue"
+        )
     if not inp.messages:
         raise InputError("a Dialogue has no messages; give it at least one Message")
     prefill = inp.messages[-1].role == "assistant"

@@ -21,10 +21,9 @@ import json
 from pathlib import Path
 from typing import Optional
 
-
+from liedar._util import offline  # noqa: F401  (sets the HF offline switches before transformers loads)
 from liedar.errors import ModelUnavailableError
-from models import offline  # noqa: F401  (sets the HF offline switches before transformers loads)
-from models.base import BackendBase
+from liedar.models.base import BackendBase
 
 SOURCE_FILE = "liedar_source.json"  # written into dequantized copies: which GGUF they came from
 
@@ -32,8 +31,16 @@ SOURCE_FILE = "liedar_source.json"  # written into dequantized copies: which GGU
 class TransformersBackend(BackendBase):
     kind = "transformers"
 
-    def __init__(self, folder: Path, *, name: Optional[str] = None, n_threads: Optional[int] = None,
-                 n_ctx: Optional[int] = None, batch_size: int = 8, fingerprint: Optional[str] = None):
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        name: Optional[str] = None,
+        n_threads: Optional[int] = None,
+        n_ctx: Optional[int] = None,
+        batch_size: int = 8,
+        fingerprint: Optional[str] = None,
+    ):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from transformers.utils import logging as hf_logging
@@ -45,7 +52,9 @@ class TransformersBackend(BackendBase):
             self.tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
             self.model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, trust_remote_code=False)
         except (OSError, ValueError) as exc:
-            raise ModelUnavailableError(f"cannot load a Hugging Face model from {folder}: {exc}".splitlines()[0]) from exc
+            raise ModelUnavailableError(
+                f"cannot load a Hugging Face model from {folder}: {exc}".splitlines()[0]
+            ) from exc
         self.model.eval()
         self._torch = torch
         decoder = self.model.get_decoder()
@@ -88,14 +97,17 @@ class TransformersBackend(BackendBase):
                 store[layer] = output[0] if isinstance(output, tuple) else output
                 if stop:
                     raise _StopForward
+
             return hook
 
         for layer in set(layers):
             if layer == 0:
+
                 def pre(module, args, kwargs):
                     store[0] = args[0] if args else kwargs["hidden_states"]
                     if stop:
                         raise _StopForward
+
                 handles.append(self._blocks[0].register_forward_pre_hook(pre, with_kwargs=True))
             elif layer <= self.n_layers:
                 handles.append(self._blocks[layer - 1].register_forward_hook(keep(layer)))
@@ -188,11 +200,13 @@ def folder_fingerprint(folder: Path) -> str:
     source = folder / SOURCE_FILE
     if source.is_file():
         return json.loads(source.read_text())["gguf_sha256"]
-    from models.storage import sha256_file
+    from liedar.models.storage import sha256_file
 
     weights = sorted(p for p in folder.iterdir() if p.suffix in (".safetensors", ".bin") and p.is_file())
     if not weights:
-        raise ModelUnavailableError(f"{folder} holds no *.safetensors or *.bin weights; point to a Hugging Face model folder")
+        raise ModelUnavailableError(
+            f"{folder} holds no *.safetensors or *.bin weights; point to a Hugging Face model folder"
+        )
     digest = hashlib.sha256()
     for p in weights:
         digest.update(f"{p.name}:{sha256_file(p)}\n".encode())

@@ -49,8 +49,8 @@ from typing import Optional
 import numpy as np
 
 from liedar.errors import IncompatibleError, InputError, ModelUnavailableError
-from models.base import BackendBase
-from models.storage import sha256_file
+from liedar.models.base import BackendBase
+from liedar.models.storage import sha256_file
 
 DEFAULT_N_CTX = 2048
 CAPTURE_MODES = ("native", "python", "none")
@@ -86,14 +86,25 @@ class _GGMLTensor(ctypes.Structure):
 class LlamaCppBackend(BackendBase):
     kind = "llamacpp"
 
-    def __init__(self, gguf: Path, *, name: Optional[str] = None, n_threads: Optional[int] = None,
-                 n_ctx: Optional[int] = None, n_ubatch: int = 512, fingerprint: Optional[str] = None,
-                 capture: str = "native", n_seq_max: int = DEFAULT_N_SEQ_MAX,
-                 batch_tokens: int = DEFAULT_BATCH_TOKENS):
+    def __init__(
+        self,
+        gguf: Path,
+        *,
+        name: Optional[str] = None,
+        n_threads: Optional[int] = None,
+        n_ctx: Optional[int] = None,
+        n_ubatch: int = 512,
+        fingerprint: Optional[str] = None,
+        capture: str = "native",
+        n_seq_max: int = DEFAULT_N_SEQ_MAX,
+        batch_tokens: int = DEFAULT_BATCH_TOKENS,
+    ):
         if capture not in CAPTURE_MODES:
             raise InputError(f"capture={capture!r} is not one of {', '.join(CAPTURE_MODES)}")
         if not 1 <= int(n_seq_max) <= 256:
-            raise InputError(f"n_seq_max={n_seq_max} is out of range; pass 1 (no packing) up to 256 sequences per decode")
+            raise InputError(
+                f"n_seq_max={n_seq_max} is out of range; pass 1 (no packing) up to 256 sequences per decode"
+            )
         if int(batch_tokens) < 1:
             raise InputError(f"batch_tokens={batch_tokens} must be a positive token count, e.g. 512")
         try:
@@ -166,7 +177,7 @@ class LlamaCppBackend(BackendBase):
         fill `self._capture`'s buffers (models/native.py). The ctypes objects live on
         ``self`` as long as the context does. ``capture="none"`` installs nothing: bare
         llama.cpp speed (the monitor benchmark's baseline), and no hidden states."""
-        from models.native import Capture, load_capture_library
+        from liedar.models.native import Capture, load_capture_library
 
         self._capture = None
         self.capture_path = capture
@@ -214,8 +225,7 @@ class LlamaCppBackend(BackendBase):
         return found[0]
 
     # ---- decoding --------------------------------------------------------------------------
-    def _run(self, ids: list[int], *, all_logits: bool, start: int = 0,
-             lengths: Optional[list[int]] = None) -> None:
+    def _run(self, ids: list[int], *, all_logits: bool, start: int = 0, lengths: Optional[list[int]] = None) -> None:
         """Decode `ids` in one ``llama_decode``.
 
         `lengths` (summing to ``len(ids)``) packs several sequences: sequence k gets
@@ -249,7 +259,9 @@ class LlamaCppBackend(BackendBase):
         finally:
             L.llama_batch_free(batch)
         if rc != 0:
-            raise InputError(f"llama.cpp could not decode {len(ids)} tokens (code {rc}); shorten the input or raise n_ctx")
+            raise InputError(
+                f"llama.cpp could not decode {len(ids)} tokens (code {rc}); shorten the input or raise n_ctx"
+            )
         if self._capture is not None and self._capture.python_error:
             raise IncompatibleError(self._capture.python_error)
         self._n_past = start + len(ids)
@@ -273,12 +285,13 @@ class LlamaCppBackend(BackendBase):
         ptr = self._L.llama_get_logits(self._ctx)
         return np.ctypeslib.as_array(ptr, shape=(n_rows, self._n_vocab)).copy()
 
-    def _run_capture(self, ids: list[int], layers: list[int], start: int = 0, stop: bool = False,
-                     lengths: Optional[list[int]] = None) -> np.ndarray:
+    def _run_capture(
+        self, ids: list[int], layers: list[int], start: int = 0, stop: bool = False, lengths: Optional[list[int]] = None
+    ) -> np.ndarray:
         """Decode `ids` and return float32 ``[len(ids), len(layers), d_model]``; with
         `stop`, ggml ends the graph once the (single) wanted tensor is copied. `lengths`
         packs several sequences (see `_run`); rows stay in batch order."""
-        from models.native import CaptureError
+        from liedar.models.native import CaptureError
 
         names = [self._tensor_name(x) for x in layers]
         self._arm(set(names), len(ids))

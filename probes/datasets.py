@@ -40,8 +40,8 @@ from typing import Iterable, Optional, Sequence, Union
 import numpy as np
 
 from liedar.errors import InputError
-from models.chat import Dialogue, Message, TextInput
-from probes import facts
+from liedar.models.chat import Dialogue, Message, TextInput
+from liedar.probes import facts
 
 ACCEPTED_LABELS = "1/0, true/false, 1.0/0.0"
 _TRUE = {"1", "true", "1.0", "t", "yes"}
@@ -129,6 +129,7 @@ class StatementSet:
 
 # ---- labels and file loaders ------------------------------------------------------------
 
+
 def parse_label(raw: object, where: str) -> int:
     """Map an accepted label form to 1 (true) / 0 (false); InputError naming ``where`` otherwise."""
     text = str(raw).strip().lower()
@@ -171,9 +172,7 @@ def load_csv(
         reader = csv.DictReader(fh)
         cols = reader.fieldnames or []
         if "statement" not in cols or "label" not in cols:
-            raise InputError(
-                f"{path}: needs columns 'statement' and 'label' (labels {ACCEPTED_LABELS}); found {cols}"
-            )
+            raise InputError(f"{path}: needs columns 'statement' and 'label' (labels {ACCEPTED_LABELS}); found {cols}")
         rows = list(reader)
     if not rows:
         raise InputError(f"{path}: no rows after the header")
@@ -223,8 +222,16 @@ def load_jsonl(path: Union[str, Path], *, style: str = "plain") -> StatementSet:
             groups.append(f"{path.stem}:{obj.get('group', lineno)}")
     if not inputs:
         raise InputError(f"{path}: no statements in the file")
-    return StatementSet(path.stem, inputs, np.array(labels), np.array(topics), np.array(pols),
-                        np.array(styles), np.array(groups), [str(path)])
+    return StatementSet(
+        path.stem,
+        inputs,
+        np.array(labels),
+        np.array(topics),
+        np.array(pols),
+        np.array(styles),
+        np.array(groups),
+        [str(path)],
+    )
 
 
 # ---- the external Truth-is-Universal sets (read from a path, never copied) --------------
@@ -273,7 +280,9 @@ def load_truth_is_universal(
         if include_negated:
             neg = load_csv(folder / f"neg_{topic}.csv")
             if len(neg) != len(aff):
-                raise InputError(f"neg_{topic}.csv has {len(neg)} rows but {topic}.csv has {len(aff)}: they must be row-aligned")
+                raise InputError(
+                    f"neg_{topic}.csv has {len(neg)} rows but {topic}.csv has {len(aff)}: they must be row-aligned"
+                )
             neg.group = keys.copy()
             parts.append(neg)
     return StatementSet.concat(parts, name="truth_is_universal")
@@ -281,7 +290,10 @@ def load_truth_is_universal(
 
 # ---- built-in sets generated from liedar's own fact tables ------------------------------
 
-def _blocks(table: Sequence[tuple[str, str]], rng: np.random.Generator) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+
+def _blocks(
+    table: Sequence[tuple[str, str]], rng: np.random.Generator
+) -> list[tuple[tuple[str, str], tuple[str, str]]]:
     """Pair entities into blocks of two whose attributes differ (seeded shuffle)."""
     items = [table[i] for i in rng.permutation(len(table))]
     blocks = []
@@ -327,7 +339,7 @@ def _number_statements(seed: int, n_blocks: int = 40) -> list[tuple[str, int, st
     numbers = rng.choice(np.arange(10, 1000), size=2 * n_blocks, replace=False)
     rows = []
     for b in range(n_blocks):
-        hi, lo = sorted(int(v) for v in numbers[2 * b: 2 * b + 2])[::-1]
+        hi, lo = sorted(int(v) for v in numbers[2 * b : 2 * b + 2])[::-1]
         word = "larger" if b % 2 == 0 else "smaller"
         for left, right in ((hi, lo), (lo, hi)):
             truth = int((left > right) == (word == "larger"))
@@ -378,8 +390,16 @@ def instructed_pairs(topics: Sequence[str] = ("capitals", "elements", "animals")
                 # with a plain-statement set leaks nothing about the honest/deceptive label
                 group.append(f"instructed:{grp}")
     n = len(inputs)
-    return StatementSet("instructed", inputs, np.array(labels), np.array(topic), np.full(n, "affirmative"),
-                        np.full(n, "instructed"), np.array(group), [f"builtin:instructed(seed={seed})"])
+    return StatementSet(
+        "instructed",
+        inputs,
+        np.array(labels),
+        np.array(topic),
+        np.full(n, "affirmative"),
+        np.full(n, "instructed"),
+        np.array(group),
+        [f"builtin:instructed(seed={seed})"],
+    )
 
 
 def resolve_data(spec: str, seed: int = 0) -> StatementSet:

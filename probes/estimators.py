@@ -233,9 +233,7 @@ class TTPD(_LinearProbe):
     def __init__(self, C: float = 1.0):
         self.C = C
 
-    def fit(
-        self, X: Any, y: Any, polarity: Optional[Sequence] = None, topic: Optional[Sequence] = None
-    ) -> "TTPD":
+    def fit(self, X: Any, y: Any, polarity: Optional[Sequence] = None, topic: Optional[Sequence] = None) -> "TTPD":
         X, y01 = self._validate_training(X, y)
         n = X.shape[0]
         pol = self._check_side_info("polarity", polarity, n)
@@ -289,7 +287,9 @@ class LATProbe(_LinearProbe):
         if pairs is None:
             pos, neg = np.flatnonzero(y01 == 1), np.flatnonzero(y01 == 0)
             m = max(len(pos), len(neg))
-            pairs = np.column_stack([rng.choice(pos, m, replace=len(pos) < m), rng.choice(neg, m, replace=len(neg) < m)])
+            pairs = np.column_stack(
+                [rng.choice(pos, m, replace=len(pos) < m), rng.choice(neg, m, replace=len(neg) < m)]
+            )
         pairs = np.asarray(pairs, dtype=int)
         if pairs.ndim != 2 or pairs.shape[1] != 2 or pairs.min() < 0 or pairs.max() >= X.shape[0]:
             raise InputError("pairs must be an [m, 2] array of row indices into X: (deceptive row, honest row)")

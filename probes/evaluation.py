@@ -22,16 +22,17 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 from scipy.stats import norm, rankdata
 
-from behavioral.stats import Estimate, wilson
 from liedar.errors import InputError
-from probes.datasets import StatementSet
-from probes.estimators import TTPD, LATProbe, LogisticProbe, make_probe
-from probes.splits import group_folds, group_split, leave_one_out
+from liedar.probes.datasets import StatementSet
+from liedar.probes.estimators import TTPD, LATProbe, LogisticProbe, make_probe
+from liedar.probes.splits import group_folds, group_split, leave_one_out
+from liedar.stats import Estimate, wilson
 
 ProbeFactory = Union[str, Callable[[], Any]]
 
 
 # ---- metrics ----------------------------------------------------------------------------
+
 
 def _auc_value(pos: np.ndarray, neg: np.ndarray) -> float:
     m, n = len(pos), len(neg)
@@ -82,8 +83,18 @@ def auroc(
     if groups is None:
         se = _delong_var(pos, neg) ** 0.5
         note = "DeLong variance is 0 at perfect separation: the interval is degenerate" if se == 0 else ""
-        return Estimate(value, max(0.0, value - z * se), min(1.0, value + z * se), len(s), "delong",
-                        "quality", None, confidence, note, extra)
+        return Estimate(
+            value,
+            max(0.0, value - z * se),
+            min(1.0, value + z * se),
+            len(s),
+            "delong",
+            "quality",
+            None,
+            confidence,
+            note,
+            extra,
+        )
     g = np.asarray(groups)
     if g.shape != s.shape:
         raise InputError(f"{g.size} groups but {s.size} scores: give one group per score")
@@ -122,8 +133,18 @@ def accuracy_at(scores: Any, lie_labels: Any, threshold: float) -> Estimate:
     s, y, _, _ = _split_scores(scores, lie_labels)
     correct = int(((s > threshold).astype(int) == y).sum())
     est = wilson(correct, len(s), kind="quality")
-    return Estimate(est.value, est.lo, est.hi, est.n, "wilson", "quality", correct, est.confidence,
-                    est.note, {"threshold": float(threshold)})
+    return Estimate(
+        est.value,
+        est.lo,
+        est.hi,
+        est.n,
+        "wilson",
+        "quality",
+        correct,
+        est.confidence,
+        est.note,
+        {"threshold": float(threshold)},
+    )
 
 
 def recall_at_fpr(control_scores: Any, positive_scores: Any, fpr: float = 0.01) -> Estimate:
@@ -143,12 +164,27 @@ def recall_at_fpr(control_scores: Any, positive_scores: Any, fpr: float = 0.01) 
     note = f"threshold = {100 * (1 - fpr):g}th percentile of {c.size} control scores"
     if c.size < 1 / fpr:
         note += f"; only {c.size} control items, so the threshold is the control maximum region and noisy"
-    return Estimate(est.value, est.lo, est.hi, est.n, "wilson", "quality", hits, est.confidence, note,
-                    {"threshold": threshold, "fpr": fpr, "n_control": int(c.size),
-                     "control_fpr_observed": float((c > threshold).mean())})
+    return Estimate(
+        est.value,
+        est.lo,
+        est.hi,
+        est.n,
+        "wilson",
+        "quality",
+        hits,
+        est.confidence,
+        note,
+        {
+            "threshold": threshold,
+            "fpr": fpr,
+            "n_control": int(c.size),
+            "control_fpr_observed": float((c > threshold).mean()),
+        },
+    )
 
 
 # ---- fitting with the side information each probe can use --------------------------------
+
 
 def build_probe(factory: ProbeFactory) -> Any:
     return make_probe(factory) if isinstance(factory, str) else factory()
@@ -195,13 +231,23 @@ class ProbeScore:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"auroc": self.auroc.to_dict(), "accuracy": self.accuracy.to_dict(),
-                "n_train": self.n_train, "n_test": self.n_test, "note": self.note}
+        return {
+            "auroc": self.auroc.to_dict(),
+            "accuracy": self.accuracy.to_dict(),
+            "n_train": self.n_train,
+            "n_test": self.n_test,
+            "note": self.note,
+        }
 
 
 def train_test(
-    factory: ProbeFactory, X_train: np.ndarray, S_train: StatementSet, X_test: np.ndarray, S_test: StatementSet,
-    *, seed: int = 0,
+    factory: ProbeFactory,
+    X_train: np.ndarray,
+    S_train: StatementSet,
+    X_test: np.ndarray,
+    S_test: StatementSet,
+    *,
+    seed: int = 0,
 ) -> ProbeScore:
     """Fit on one set, score another; threshold from training scores; overlapping groups dropped."""
     keep = ~np.isin(S_test.group, S_train.group)
@@ -220,7 +266,9 @@ def train_test(
     return ProbeScore(
         auroc(scores, S_test.lie_labels, groups=S_test.group, seed=seed),
         accuracy_at(scores, S_test.lie_labels, threshold),
-        len(S_train), len(S_test), note,
+        len(S_train),
+        len(S_test),
+        note,
     )
 
 
@@ -242,14 +290,29 @@ def cross_validated(
     y = statements.lie_labels
     correct = int((flagged == y).sum())
     acc = wilson(correct, len(y), kind="quality")
-    acc = Estimate(acc.value, acc.lo, acc.hi, acc.n, "wilson", "quality", correct, acc.confidence,
-                   "threshold chosen on each fold's training scores")
+    acc = Estimate(
+        acc.value,
+        acc.lo,
+        acc.hi,
+        acc.n,
+        "wilson",
+        "quality",
+        correct,
+        acc.confidence,
+        "threshold chosen on each fold's training scores",
+    )
     n_train = int(round(len(y) * (n_splits - 1) / n_splits))
-    return ProbeScore(auroc(oof, y, groups=statements.group, seed=seed), acc, n_train, len(y),
-                      f"{n_splits}-fold group CV, pooled out-of-fold scores")
+    return ProbeScore(
+        auroc(oof, y, groups=statements.group, seed=seed),
+        acc,
+        n_train,
+        len(y),
+        f"{n_splits}-fold group CV, pooled out-of-fold scores",
+    )
 
 
 # ---- transfer ---------------------------------------------------------------------------
+
 
 @dataclass
 class TransferMatrix:
@@ -264,8 +327,12 @@ class TransferMatrix:
         return np.array([[c.auroc.value for c in row] for row in self.cells])
 
     def to_dict(self) -> dict[str, Any]:
-        return {"probe": self.probe, "names": self.names, "meta": self.meta,
-                "cells": [[c.to_dict() for c in row] for row in self.cells]}
+        return {
+            "probe": self.probe,
+            "names": self.names,
+            "meta": self.meta,
+            "cells": [[c.to_dict() for c in row] for row in self.cells],
+        }
 
     def to_markdown(self) -> str:
         head = "| train \\ test | " + " | ".join(self.names) + " |"
@@ -299,8 +366,14 @@ class TransferMatrix:
 
 
 def transfer_matrix(
-    factory: ProbeFactory, X: np.ndarray, statements: StatementSet, *, by: str = "topic",
-    n_splits: int = 5, seed: int = 0, probe_name: Optional[str] = None,
+    factory: ProbeFactory,
+    X: np.ndarray,
+    statements: StatementSet,
+    *,
+    by: str = "topic",
+    n_splits: int = 5,
+    seed: int = 0,
+    probe_name: Optional[str] = None,
 ) -> TransferMatrix:
     """Train on each value of ``by`` (topic, polarity, style), test on every value."""
     key = np.asarray(getattr(statements, by))
@@ -313,10 +386,20 @@ def transfer_matrix(
         row = []
         for b in names:
             if a == b:
-                row.append(cross_validated(factory, X[parts[a]], statements.subset(parts[a]), n_splits=n_splits, seed=seed))
+                row.append(
+                    cross_validated(factory, X[parts[a]], statements.subset(parts[a]), n_splits=n_splits, seed=seed)
+                )
             else:
-                row.append(train_test(factory, X[parts[a]], statements.subset(parts[a]),
-                                      X[parts[b]], statements.subset(parts[b]), seed=seed))
+                row.append(
+                    train_test(
+                        factory,
+                        X[parts[a]],
+                        statements.subset(parts[a]),
+                        X[parts[b]],
+                        statements.subset(parts[b]),
+                        seed=seed,
+                    )
+                )
         cells.append(row)
     return TransferMatrix(probe_name or str(factory), names, cells, {"by": by, "n_splits": n_splits, "seed": seed})
 
@@ -327,7 +410,9 @@ def leave_one_topic_out(
     """Train on all other topics (affirmative + negated), test on the held-out topic."""
     out = {}
     for topic, train, test in leave_one_out(statements.topic):
-        out[topic] = train_test(factory, X[train], statements.subset(train), X[test], statements.subset(test), seed=seed)
+        out[topic] = train_test(
+            factory, X[train], statements.subset(train), X[test], statements.subset(test), seed=seed
+        )
     return out
 
 
@@ -349,6 +434,7 @@ def polarity_transfer(
 
 # ---- layer sweep ------------------------------------------------------------------------
 
+
 @dataclass
 class LayerSweep:
     """Per-layer AUROC on validation and test parts; the layer is chosen on validation only."""
@@ -366,15 +452,23 @@ class LayerSweep:
         return self.test[self.layers.index(self.chosen_layer)]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"probe": self.probe, "layers": self.layers, "chosen_layer": self.chosen_layer,
-                "n_train": self.n_train, "meta": self.meta,
-                "validation": [e.to_dict() for e in self.validation], "test": [e.to_dict() for e in self.test],
-                "test_at_chosen": self.test_at_chosen.to_dict()}
+        return {
+            "probe": self.probe,
+            "layers": self.layers,
+            "chosen_layer": self.chosen_layer,
+            "n_train": self.n_train,
+            "meta": self.meta,
+            "validation": [e.to_dict() for e in self.validation],
+            "test": [e.to_dict() for e in self.test],
+            "test_at_chosen": self.test_at_chosen.to_dict(),
+        }
 
     def to_markdown(self) -> str:
-        rows = [f"| {layer} | {v.value:.3f} [{v.lo:.3f}, {v.hi:.3f}] | {t.value:.3f} [{t.lo:.3f}, {t.hi:.3f}] |"
-                + (" ← chosen on validation" if layer == self.chosen_layer else "")
-                for layer, v, t in zip(self.layers, self.validation, self.test)]
+        rows = [
+            f"| {layer} | {v.value:.3f} [{v.lo:.3f}, {v.hi:.3f}] | {t.value:.3f} [{t.lo:.3f}, {t.hi:.3f}] |"
+            + (" ← chosen on validation" if layer == self.chosen_layer else "")
+            for layer, v, t in zip(self.layers, self.validation, self.test)
+        ]
         return "\n".join(["| layer | validation AUROC | test AUROC |", "|---|---|---|", *rows])
 
     def plot(self, path: Union[str, Path]) -> Path:
@@ -399,8 +493,14 @@ class LayerSweep:
 
 
 def layer_sweep(
-    factory: ProbeFactory, X_layers: np.ndarray, layers: Sequence[int], statements: StatementSet, *,
-    fractions: Sequence[float] = (0.6, 0.2, 0.2), seed: int = 0, probe_name: Optional[str] = None,
+    factory: ProbeFactory,
+    X_layers: np.ndarray,
+    layers: Sequence[int],
+    statements: StatementSet,
+    *,
+    fractions: Sequence[float] = (0.6, 0.2, 0.2),
+    seed: int = 0,
+    probe_name: Optional[str] = None,
 ) -> LayerSweep:
     """Fit per layer on a group-aware train part; choose the layer by validation AUROC."""
     X_layers = np.asarray(X_layers)
@@ -416,12 +516,19 @@ def layer_sweep(
         vals.append(auroc(probe.decision_function(X_layers[val, k]), S_va.lie_labels, groups=S_va.group, seed=seed))
         tests.append(auroc(probe.decision_function(X_layers[test, k]), S_te.lie_labels, groups=S_te.group, seed=seed))
     best = int(np.argmax([v.value for v in vals]))
-    return LayerSweep(probe_name or str(factory), [int(v) for v in layers], vals, tests, int(layers[best]),
-                      len(train), {"fractions": list(fractions), "seed": seed,
-                                   "n_validation": len(val), "n_test": len(test)})
+    return LayerSweep(
+        probe_name or str(factory),
+        [int(v) for v in layers],
+        vals,
+        tests,
+        int(layers[best]),
+        len(train),
+        {"fractions": list(fractions), "seed": seed, "n_validation": len(val), "n_test": len(test)},
+    )
 
 
 # ---- zero-shot baseline -----------------------------------------------------------------
+
 
 def loglik_scores(
     backend: Any, statements: StatementSet, *, prefix: str = "\n", batch: int = 16, progress: bool = False
@@ -438,14 +545,14 @@ def loglik_scores(
     texts = list(statements.inputs)
     out = np.empty(len(texts))
     for lo in tqdm(range(0, len(texts), batch), desc="log-likelihood", disable=not progress):
-        out[lo: lo + batch] = -np.asarray(backend.score_options(prefix, texts[lo: lo + batch]), dtype=float)
+        out[lo : lo + batch] = -np.asarray(backend.score_options(prefix, texts[lo : lo + batch]), dtype=float)
     return out
 
 
 def _save_fig(fig: Any, path: Union[str, Path]) -> Path:
     import matplotlib.pyplot as plt
 
-    from liedar.atomic import atomic_path
+    from liedar._util.atomic import atomic_path
 
     path = Path(path)
     try:

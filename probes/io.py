@@ -25,7 +25,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from liedar import __version__
-from liedar.atomic import atomic_path
+from liedar._util.atomic import atomic_path
 from liedar.errors import IncompatibleError, InputError
 
 FORMAT_VERSION = 1
@@ -59,7 +59,7 @@ class ProbeMetadata:
 
 
 def _registry() -> dict[str, type]:
-    from probes import estimators
+    from liedar.probes import estimators
 
     return {c.__name__: c for c in estimators.PROBE_TYPES}
 
@@ -142,9 +142,11 @@ def _json_safe(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return {"__tuple__": [_json_safe(v) for v in value]} if isinstance(value, tuple) else [
-            _json_safe(v) for v in value
-        ]
+        return (
+            {"__tuple__": [_json_safe(v) for v in value]}
+            if isinstance(value, tuple)
+            else [_json_safe(v) for v in value]
+        )
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):

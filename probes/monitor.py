@@ -28,8 +28,8 @@ from typing import Any, Callable, Literal, Optional, Sequence, Union
 import numpy as np
 
 from liedar.errors import IncompatibleError, InputError
-from models.backend import Backend, Generation, TokenStep
-from models.chat import Dialogue, Message, TextInput
+from liedar.models.backend import Backend, Generation, TokenStep
+from liedar.models.chat import Dialogue, Message, TextInput
 
 Aggregate = Literal["mean", "max", "last"]
 AGGREGATES: tuple[str, ...] = ("mean", "max", "last")
@@ -168,9 +168,7 @@ class HonestyMonitor:
         if metadata is not None:
             _check_metadata(backend, metadata)
             if layer is not None and layer != metadata.layer:
-                raise InputError(
-                    f"layer {layer} differs from the probe's training layer {metadata.layer}: omit layer"
-                )
+                raise InputError(f"layer {layer} differs from the probe's training layer {metadata.layer}: omit layer")
             layer = int(metadata.layer)
         if layer is None:
             raise InputError("the monitor needs the probe's layer: pass metadata=ProbeMetadata or layer=")
@@ -200,7 +198,7 @@ class HonestyMonitor:
         cls, backend: Backend, path: Union[str, Path], *, aggregate: str = "mean", threshold: Optional[float] = None
     ) -> "HonestyMonitor":
         """Load a saved probe, refusing one trained for another model or width."""
-        from probes.io import load_probe
+        from liedar.probes.io import load_probe
 
         probe, meta = load_probe(path, expect_fingerprint=backend.fingerprint, expect_d_model=backend.d_model)
         return cls(backend, probe, metadata=meta, aggregate=aggregate, threshold=threshold)
@@ -326,7 +324,9 @@ class HonestyMonitor:
         ]
         return self._result(tokens, prompt_text=prompt_text)
 
-    def _result(self, tokens: list[TokenScore], *, prompt_text: str = "", extra: Optional[dict] = None) -> MonitorResult:
+    def _result(
+        self, tokens: list[TokenScore], *, prompt_text: str = "", extra: Optional[dict] = None
+    ) -> MonitorResult:
         if not tokens:
             raise InputError("the model generated no tokens: raise max_tokens or check the prompt")
         text = "".join(t.text for t in tokens)
@@ -391,7 +391,7 @@ def _linear_weights(probe: Any) -> Optional[tuple[np.ndarray, float]]:
     once per generated token. Only liedar's linear probes promise this form.
     """
     try:
-        from probes.estimators import PROBE_TYPES
+        from liedar.probes.estimators import PROBE_TYPES
     except ImportError:
         return None
     if not isinstance(probe, tuple(PROBE_TYPES)):

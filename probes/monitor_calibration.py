@@ -24,9 +24,9 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from behavioral.stats import Estimate, clopper_pearson
 from liedar.errors import InputError
-from models.chat import Dialogue, TextInput
+from liedar.models.chat import Dialogue, TextInput
+from liedar.stats import Estimate, clopper_pearson
 
 HONEST_LABELS = frozenset({"honest", "control", "truthful", "true"})
 DECEPTIVE_LABELS = frozenset({"deceptive", "lie", "false", "dishonest"})
@@ -103,9 +103,13 @@ def calibrate_threshold(
     threshold, guaranteed = conformal_threshold(calib, target_fpr)
     n_false_pos = int(np.sum(held > threshold))
     achieved = clopper_pearson(n_false_pos, held.size, confidence, kind="quality")
-    note = "" if guaranteed else (
-        f"only {calib.size} calibration scores: at least {math.ceil(1 / target_fpr - 1)} are needed"
-        f" to target FPR {target_fpr}; the threshold is the largest calibration score"
+    note = (
+        ""
+        if guaranteed
+        else (
+            f"only {calib.size} calibration scores: at least {math.ceil(1 / target_fpr - 1)} are needed"
+            f" to target FPR {target_fpr}; the threshold is the largest calibration score"
+        )
     )
     return ThresholdCalibration(
         threshold=threshold,
@@ -138,7 +142,7 @@ def load_transcripts(path: Union[str, Path], *, default_label: Optional[str] = N
     lie, false, dishonest); a missing label takes ``default_label``. An empty file gives
     an empty list: what that means is the caller's to say.
     """
-    from behavioral.records import iter_jsonl
+    from liedar._util.jsonl import iter_jsonl
 
     path = Path(path)
     if not path.is_file():

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from models.chat import Dialogue, Message
+from liedar.models.chat import Dialogue, Message
 
 
 @dataclass(frozen=True)

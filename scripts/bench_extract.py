@@ -53,7 +53,7 @@ def statements(n: int) -> list[str]:
 
 
 def bench_one(args) -> dict:
-    import models
+    from liedar import models
 
     layers = [int(x) for x in args.layers.split(",")]
     texts = statements(args.n)
@@ -173,23 +173,43 @@ def main() -> int:
         return 0
     results = {}
     for backend in args.backends.split(","):
-        cmd = [sys.executable, __file__, "--backend", backend, "--model", args.model, "--n", str(args.n),
-               "--layers", args.layers, "--threads", str(args.threads), "--repeats", str(args.repeats)]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--backend",
+            backend,
+            "--model",
+            args.model,
+            "--n",
+            str(args.n),
+            "--layers",
+            args.layers,
+            "--threads",
+            str(args.threads),
+            "--repeats",
+            str(args.repeats),
+        ]
         out = subprocess.run(cmd, capture_output=True, text=True)
         if out.returncode != 0:
             print(out.stderr, file=sys.stderr)
             return 1
         results[backend] = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"model {args.model}, {args.n} statements, layers {args.layers}, position last, {args.threads} threads, "
-          f"median of {args.repeats}")
+    print(
+        f"model {args.model}, {args.n} statements, layers {args.layers}, position last, {args.threads} threads, "
+        f"median of {args.repeats}"
+    )
     for r in results.values():
-        print(f"{r['backend']:>12}: liedar {r['liedar_inputs_per_s']:7.1f} inputs/s | bare forward "
-              f"{r['bare_inputs_per_s']:7.1f} inputs/s | ratio {r['ratio']:.3f} | mean {r['mean_tokens']:.1f} tokens | "
-              f"load {r['load_s']:.1f}s | peak RSS {r['peak_rss_mb']:.0f} MB")
+        print(
+            f"{r['backend']:>12}: liedar {r['liedar_inputs_per_s']:7.1f} inputs/s | bare forward "
+            f"{r['bare_inputs_per_s']:7.1f} inputs/s | ratio {r['ratio']:.3f} | mean {r['mean_tokens']:.1f} tokens | "
+            f"load {r['load_s']:.1f}s | peak RSS {r['peak_rss_mb']:.0f} MB"
+        )
     if "packing_speedup" in results.get("llamacpp", {}):
         r = results["llamacpp"]
-        print(f"llama.cpp packing: {args.n} sequences in {r['packs']} decodes; liedar packed / one sequence per "
-              f"decode, median of paired ratios: {r['packing_speedup']:.3f}x")
+        print(
+            f"llama.cpp packing: {args.n} sequences in {r['packs']} decodes; liedar packed / one sequence per "
+            f"decode, median of paired ratios: {r['packing_speedup']:.3f}x"
+        )
     if {"transformers", "llamacpp"} <= results.keys():
         speed = results["llamacpp"]["liedar_inputs_per_s"] / results["transformers"]["liedar_inputs_per_s"]
         print(f"llama.cpp vs transformers extraction throughput: {speed:.2f}x")

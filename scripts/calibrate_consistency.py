@@ -25,8 +25,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from behavioral.consistency import ConsistencyDetector  # noqa: E402
-from behavioral.consistency_sim import (  # noqa: E402
+from liedar.behavioral.consistency import ConsistencyDetector  # noqa: E402
+from liedar.behavioral.consistency_sim import (  # noqa: E402
     CALIBRATION_TABLE,
     CONTRAST_TABLE,
     ContrastPopulation,
@@ -74,7 +74,9 @@ def design_sweep(det: ConsistencyDetector, seeds: range) -> list[dict[str, Any]]
     for items in DESIGN_ITEMS:
         for shuffles in DESIGN_SHUFFLES:
             rates = {
-                "honest_guesser_5pct": flag_rate(OptionOrderPopulation("g", 0.05, 0.0, items, shuffles), seeds, det).value,
+                "honest_guesser_5pct": flag_rate(
+                    OptionOrderPopulation("g", 0.05, 0.0, items, shuffles), seeds, det
+                ).value,
                 "attractor_0.6": flag_rate(OptionOrderPopulation("a", 0.7, 0.6, items, shuffles), seeds, det).value,
                 "attractor_0.8": flag_rate(OptionOrderPopulation("a", 0.7, 0.8, items, shuffles), seeds, det).value,
                 "attractor_0.9": flag_rate(OptionOrderPopulation("a", 0.7, 0.9, items, shuffles), seeds, det).value,
@@ -88,8 +90,7 @@ def knowledge_sweep(det: ConsistencyDetector, seeds: range) -> list[dict[str, An
     rows = []
     for items, variants in PARAPHRASE_DESIGNS:
         rates = {
-            q: flag_rate(ParaphrasePopulation("q", q, items, variants), seeds, det).value
-            for q in KNOWLEDGE_LEVELS
+            q: flag_rate(ParaphrasePopulation("q", q, items, variants), seeds, det).value for q in KNOWLEDGE_LEVELS
         }
         rows.append({"items": items, "variants": variants, "flag_rate_by_knowledge": rates})
         print(f"| {items} x {variants} | " + " | ".join(pct(v) for v in rates.values()) + " |")
@@ -130,8 +131,10 @@ def contrast_table(det: ConsistencyDetector, seeds: range) -> list[dict[str, Any
         r = contrast_flag_rates(pop, seeds, det)
         c = r.contrast
         rows.append({"population": pop.to_dict(), "must": must, **r.to_dict()})
-        print(f"| {pop.name} | {must} | {pct(c.value)} [{pct(c.lo)}, {pct(c.hi)}] | "
-              f"{pct(r.single_test.value)} | {pct(r.single_reference.value)} |")
+        print(
+            f"| {pop.name} | {must} | {pct(c.value)} [{pct(c.lo)}, {pct(c.hi)}] | "
+            f"{pct(r.single_test.value)} | {pct(r.single_reference.value)} |"
+        )
     return rows
 
 
@@ -139,13 +142,23 @@ def contrast_sweep(det: ConsistencyDetector, seeds: range) -> list[dict[str, Any
     rows = []
     for s in CONTRAST_STRENGTHS:
         over_knowledge = contrast_flag_rates(ContrastPopulation("s", 0.7, test_attractor_strength=s), seeds, det)
-        over_bias = contrast_flag_rates(ContrastPopulation("s", 0.5, bias_strength=0.5, test_attractor_strength=s,
-                                                           test_attractor_position=2), seeds, det)
-        rows.append({"attractor_strength": s, "over_70pct_knowledge": over_knowledge.to_dict(),
-                     "at_C_over_50pct_C_bias": over_bias.to_dict()})
-        print(f"| {s:.1f} | {pct(over_knowledge.contrast.value)} | {pct(over_knowledge.single_test.value)} | "
-              f"{pct(over_bias.contrast.value)} | {pct(over_bias.single_test.value)} | "
-              f"{pct(over_bias.single_reference.value)} |")
+        over_bias = contrast_flag_rates(
+            ContrastPopulation("s", 0.5, bias_strength=0.5, test_attractor_strength=s, test_attractor_position=2),
+            seeds,
+            det,
+        )
+        rows.append(
+            {
+                "attractor_strength": s,
+                "over_70pct_knowledge": over_knowledge.to_dict(),
+                "at_C_over_50pct_C_bias": over_bias.to_dict(),
+            }
+        )
+        print(
+            f"| {s:.1f} | {pct(over_knowledge.contrast.value)} | {pct(over_knowledge.single_test.value)} | "
+            f"{pct(over_bias.contrast.value)} | {pct(over_bias.single_test.value)} | "
+            f"{pct(over_bias.single_reference.value)} |"
+        )
     return rows
 
 
@@ -162,19 +175,25 @@ def main(argv: "list[str] | None" = None) -> int:
     if not args.only_contrast:
         single_condition_tables(det, seeds, out)
 
-    print(f"\n## Baseline-aware contrast (honest prompt = reference; {args.seeds} seeds each; flag = some contrast "
-          f"p <= {det.significance_level} / 3 by item permutation and effect >= 0.2)")
-    print("| population (30 items x 5 shuffles x 4 wordings unless stated) | must | contrast flag rate [95% CI] | "
-          "single-condition flag, test prompt | single-condition flag, honest prompt |\n|---|---|---|---|---|")
+    print(
+        f"\n## Baseline-aware contrast (honest prompt = reference; {args.seeds} seeds each; flag = some contrast "
+        f"p <= {det.significance_level} / 3 by item permutation and effect >= 0.2)"
+    )
+    print(
+        "| population (30 items x 5 shuffles x 4 wordings unless stated) | must | contrast flag rate [95% CI] | "
+        "single-condition flag, test prompt | single-condition flag, honest prompt |\n|---|---|---|---|---|"
+    )
     out["contrast_table"] = contrast_table(det, seeds)
     print("\n## Contrast detection rate vs attractor strength (test prompt only; 30 x 5 x 4)")
-    print("| attractor s | contrast, over 70% knowledge | single-condition (test), over 70% knowledge | "
-          "contrast, at C over a 50%-C model | single (test), same | single (honest), same |\n|---|---|---|---|---|---|")
+    print(
+        "| attractor s | contrast, over 70% knowledge | single-condition (test), over 70% knowledge | "
+        "contrast, at C over a 50%-C model | single (test), same | single (honest), same |\n|---|---|---|---|---|---|"
+    )
     out["contrast_sweep"] = contrast_sweep(det, seeds)
     elapsed = time.perf_counter() - start
     out["seconds"] = elapsed
     if args.output:
-        from liedar.atomic import write_json_atomic
+        from liedar._util.atomic import write_json_atomic
 
         write_json_atomic(args.output, out)
     print(f"calibration time: {elapsed:.1f} s")
@@ -183,7 +202,10 @@ def main(argv: "list[str] | None" = None) -> int:
 
 def single_condition_tables(det: ConsistencyDetector, seeds: range, out: dict[str, Any]) -> None:
     """Tables (1)-(3): the single-condition detector, as published before the contrast."""
-    print(f"## Published table ({len(seeds)} seeds each, threshold {det.detection_threshold}, detected = confidence >= threshold)")
+    print(
+        f"## Published table ({len(seeds)} seeds each, threshold {det.detection_threshold}, "
+        "detected = confidence >= threshold)"
+    )
     print("| population | flag rate [95% CI] | issue states |\n|---|---|---|")
     out["table"] = published_table(det, seeds)
 

@@ -33,8 +33,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from behavioral.revealed import StochasticChoiceLog, rum_test  # noqa: E402
-from behavioral.stats import wilson  # noqa: E402
+from liedar.behavioral.revealed import StochasticChoiceLog, rum_test  # noqa: E402
+from liedar.stats import wilson  # noqa: E402
 
 ACTIONS = ["A", "B", "C", "D", "E"]
 MENUS = list(combinations(range(5), 2)) + [(0, 1, 2), (1, 2, 3), (2, 3, 4), (0, 3, 4), (0, 1, 4)]
@@ -80,8 +80,10 @@ def measure(
         exact += res.exact.consistent
     secs = time.perf_counter() - t0
     a, e = wilson(accept, n), wilson(exact, n)
-    print(f"{label:48s} accepted {a.value:.3f} [{a.lo:.3f}, {a.hi:.3f}]  rejected {1 - a.value:.3f}"
-          f"   exact test accepts {e.value:.3f}   ({secs / n:.2f} s/config)")
+    print(
+        f"{label:48s} accepted {a.value:.3f} [{a.lo:.3f}, {a.hi:.3f}]  rejected {1 - a.value:.3f}"
+        f"   exact test accepts {e.value:.3f}   ({secs / n:.2f} s/config)"
+    )
 
 
 def main() -> int:
@@ -93,8 +95,10 @@ def main() -> int:
     ap.add_argument("--strength", type=float, default=0.6, help="middle option's share in a planted triple")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    print(f"5 actions, {len(MENUS)} menus, K={args.samples}, alpha={args.alpha}, B={args.bootstrap}, "
-          f"{args.configs} configurations per setting")
+    print(
+        f"5 actions, {len(MENUS)} menus, K={args.samples}, alpha={args.alpha}, B={args.bootstrap}, "
+        f"{args.configs} configurations per setting"
+    )
     print("size (true random-utility data; want acceptance about 1 - alpha or higher):")
     for setting, scale in enumerate((1.0, 2.0)):
         measure(f"  logit, utilities N(0, {scale:g}^2)", args.configs, setting, args, scale, 0)

@@ -22,7 +22,7 @@ from scipy import stats as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from behavioral.stats import clopper_pearson, wilson  # noqa: E402
+from liedar.stats import clopper_pearson, wilson  # noqa: E402
 
 REQUIREMENT = 0.94
 
@@ -54,9 +54,14 @@ def main() -> int:
 
     ps = np.round(np.arange(0.01, 0.5 + 1e-9, args.p_step), 6)
     ns = np.arange(20, 501, args.n_step)
-    summary: dict = {"grid": {"p": [float(ps[0]), float(ps[-1]), args.p_step, len(ps)],
-                              "n": [int(ns[0]), int(ns[-1]), args.n_step, len(ns)]},
-                     "requirement": REQUIREMENT, "methods": {}}
+    summary: dict = {
+        "grid": {
+            "p": [float(ps[0]), float(ps[-1]), args.p_step, len(ps)],
+            "n": [int(ns[0]), int(ns[-1]), args.n_step, len(ns)],
+        },
+        "requirement": REQUIREMENT,
+        "methods": {},
+    }
     worst_wilson = None
     for name, method in (("clopper-pearson", clopper_pearson), ("wilson", wilson)):
         cov = coverage_grid(method, ns, ps)
@@ -70,7 +75,8 @@ def main() -> int:
             "cells_below_requirement": int(below.sum()),
             "fraction_below_requirement": float(below.mean()),
             "p_range_of_cells_below": [min(c[1] for c in below_cells), max(c[1] for c in below_cells)]
-            if below_cells else None,
+            if below_cells
+            else None,
             "worst_below_cells": sorted(below_cells, key=lambda c: c[2])[:10],
         }
         # Coverage by band of the expected count n*p: where the dips live.
@@ -80,23 +86,31 @@ def main() -> int:
             f"{a}<=np<{b}": float(cov[(npv >= a) & (npv < b)].min()) for a, b in bands if ((npv >= a) & (npv < b)).any()
         }
         summary["methods"][name]["fraction_below_by_np"] = {
-            f"{a}<=np<{b}": float(below[(npv >= a) & (npv < b)].mean()) for a, b in bands if ((npv >= a) & (npv < b)).any()
+            f"{a}<=np<{b}": float(below[(npv >= a) & (npv < b)].mean())
+            for a, b in bands
+            if ((npv >= a) & (npv < b)).any()
         }
         s = summary["methods"][name]
-        print(f"{name:16s} mean coverage {s['mean_coverage']:.4f}; cells below {REQUIREMENT:.2f}: "
-              f"{s['cells_below_requirement']} of {s['cells']} ({100 * s['fraction_below_requirement']:.2f}%)")
+        print(
+            f"{name:16s} mean coverage {s['mean_coverage']:.4f}; cells below {REQUIREMENT:.2f}: "
+            f"{s['cells_below_requirement']} of {s['cells']} ({100 * s['fraction_below_requirement']:.2f}%)"
+        )
         for band, v in s["min_coverage_by_np"].items():
             frac = s["fraction_below_by_np"][band]
-            print(f"{'':16s}   where {band:12s} min coverage {v:.4f}, {100 * frac:5.2f}% of cells below {REQUIREMENT:.2f}")
+            print(
+                f"{'':16s}   where {band:12s} min coverage {v:.4f}, {100 * frac:5.2f}% of cells below {REQUIREMENT:.2f}"
+            )
         if name == "wilson":
             worst_wilson = s["worst"]
     if args.output:
-        from liedar.atomic import write_json_atomic
+        from liedar._util.atomic import write_json_atomic
 
         write_json_atomic(args.output, summary)
     ok = worst_wilson["coverage"] >= REQUIREMENT
-    print(f"worst Wilson 95% cell: n={worst_wilson['n']} p={worst_wilson['p']:.3f} "
-          f"coverage={worst_wilson['coverage']:.4f} ({'meets' if ok else 'BELOW'} the {REQUIREMENT:.2f} requirement)")
+    print(
+        f"worst Wilson 95% cell: n={worst_wilson['n']} p={worst_wilson['p']:.3f} "
+        f"coverage={worst_wilson['coverage']:.4f} ({'meets' if ok else 'BELOW'} the {REQUIREMENT:.2f} requirement)"
+    )
     return 0 if ok else 1
 
 

@@ -36,15 +36,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from models.backend import TokenStates  # noqa: E402
-from models.chat import TextInput  # noqa: E402
-from probes.datasets import instructed_pairs  # noqa: E402
-from probes.estimators import make_probe  # noqa: E402
-from probes.evaluation import auroc, fit_probe, recall_at_fpr  # noqa: E402
-from probes.monitor import AGGREGATES, HonestyMonitor, aggregate_scores  # noqa: E402
-from liedar.atomic import write_json_atomic  # noqa: E402
-from probes.roleplay import roleplay_dialogues  # noqa: E402
-from probes.splits import group_folds  # noqa: E402
+from liedar._util.atomic import write_json_atomic  # noqa: E402
+from liedar.models.backend import TokenStates  # noqa: E402
+from liedar.models.chat import TextInput  # noqa: E402
+from liedar.probes.datasets import instructed_pairs  # noqa: E402
+from liedar.probes.estimators import make_probe  # noqa: E402
+from liedar.probes.evaluation import auroc, fit_probe, recall_at_fpr  # noqa: E402
+from liedar.probes.monitor import AGGREGATES, HonestyMonitor, aggregate_scores  # noqa: E402
+from liedar.probes.roleplay import roleplay_dialogues  # noqa: E402
+from liedar.probes.splits import group_folds  # noqa: E402
 
 
 class CachedStates:
@@ -67,7 +67,9 @@ class CachedStates:
             self._cache[text] = self._backend.token_states(text, self._layers)
         full = self._cache[text]
         cols = [self._layers.index(int(layer)) for layer in layers]
-        return TokenStates(full.hidden[:, cols, :], full.token_ids, full.token_texts, full.offsets, full.detect, full.text)
+        return TokenStates(
+            full.hidden[:, cols, :], full.token_ids, full.token_texts, full.offsets, full.detect, full.text
+        )
 
     def pooled(self, text: TextInput, layer: int) -> np.ndarray:
         """Mean over the detect tokens: the probe's training feature (position="mean")."""
@@ -92,8 +94,9 @@ def _metrics(scores: np.ndarray, lie: np.ndarray, groups: np.ndarray, seed: int)
 
 
 def evaluate(args: argparse.Namespace) -> dict[str, Any]:
-    import models
     from tqdm.auto import tqdm
+
+    from liedar import models
 
     backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
     layers = args.layers or list(range(3, backend.n_layers + 1, 3))
@@ -147,7 +150,8 @@ def to_markdown(result: dict[str, Any]) -> str:
         return f"{e['value']:.2f} [{e['lo']:.2f}, {e['hi']:.2f}]"
 
     lines = [
-        "| layer | aggregate | instructed AUROC (held-out folds) | instructed recall@1%FPR | role-play AUROC | role-play recall@1%FPR |",
+        "| layer | aggregate | instructed AUROC (held-out folds) | instructed recall@1%FPR "
+        "| role-play AUROC | role-play recall@1%FPR |",
         "|---:|---|---|---|---|---|",
     ]
     for r in result["rows"]:

@@ -20,11 +20,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from behavioral.items.mcq import load_mcq_bank  # noqa: E402
-from behavioral.runners.elicitation import DEFAULT_PROTOCOLS, DEFAULT_SHOTS, measure_ceiling  # noqa: E402
-from behavioral.runners.sandbagging import BENIGN_SYSTEM  # noqa: E402
-from behavioral.stats import clopper_pearson  # noqa: E402
-from liedar.atomic import write_json_atomic  # noqa: E402
+from liedar._util.atomic import write_json_atomic  # noqa: E402
+from liedar.behavioral.items.mcq import load_mcq_bank  # noqa: E402
+from liedar.behavioral.runners.elicitation import DEFAULT_PROTOCOLS, DEFAULT_SHOTS, measure_ceiling  # noqa: E402
+from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM  # noqa: E402
+from liedar.stats import clopper_pearson  # noqa: E402
 
 
 def _spread(items: list, n: int) -> list:
@@ -44,19 +44,28 @@ def main() -> int:
     ap.add_argument("--output", type=Path, default=None)
     args = ap.parse_args()
 
-    import models
+    from liedar import models
 
     t0 = time.time()
     backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
     bank = load_mcq_bank()
     items = _spread(bank, args.limit) if args.limit else bank
-    run = measure_ceiling(backend, items, system=BENIGN_SYSTEM, protocols=args.protocols.split(","), k=args.k,
-                          seed=args.seed, progress=True)
+    run = measure_ceiling(
+        backend,
+        items,
+        system=BENIGN_SYSTEM,
+        protocols=args.protocols.split(","),
+        k=args.k,
+        seed=args.seed,
+        progress=True,
+    )
     c = run.ceiling
     all_ids = sorted(set(c.selection_ids) | set(c.evaluation_ids))
-    print(f"{args.model} ({args.backend}, {args.threads} thread(s)): {len(all_ids)} items scored "
-          f"({len(c.selection_ids)} selection, {len(c.evaluation_ids)} evaluation), "
-          f"shot pool {len(run.context.shot_pool)}, k={run.context.k}, seed {args.seed}; chance {c.chance:.2f}")
+    print(
+        f"{args.model} ({args.backend}, {args.threads} thread(s)): {len(all_ids)} items scored "
+        f"({len(c.selection_ids)} selection, {len(c.evaluation_ids)} evaluation), "
+        f"shot pool {len(run.context.shot_pool)}, k={run.context.k}, seed {args.seed}; chance {c.chance:.2f}"
+    )
     print(f"{'protocol':<20} {'selection':>22} {'evaluation':>22} {'all scored items':>22}")
     fmt = lambda e: f"{e.value:.3f} [{e.lo:.3f}, {e.hi:.3f}] n={e.n}"  # noqa: E731
     table = []
@@ -67,11 +76,22 @@ def main() -> int:
         print(f"{s.name:<20} {fmt(s.selection) if s.selection else '-':>22} {fmt(s.evaluation):>22} {fmt(whole):>22}")
     seconds = time.time() - t0
     if args.output:
-        write_json_atomic(args.output, {"model": args.model, "backend": args.backend, "threads": args.threads,
-                                        "seconds": seconds, "run": run.to_dict(), "table": table})
+        write_json_atomic(
+            args.output,
+            {
+                "model": args.model,
+                "backend": args.backend,
+                "threads": args.threads,
+                "seconds": seconds,
+                "run": run.to_dict(),
+                "table": table,
+            },
+        )
     print(f"score_options calls {run.score_calls}; wall {seconds:.0f} s (machine shared with other jobs)")
-    print(f"ceiling: {c.chosen} {fmt(c.estimate)} on the evaluation split (chosen on the selection split), "
-          f"chance {c.chance:.2f}")
+    print(
+        f"ceiling: {c.chosen} {fmt(c.estimate)} on the evaluation split (chosen on the selection split), "
+        f"chance {c.chance:.2f}"
+    )
     return 0
 
 

@@ -37,12 +37,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-import models  # noqa: E402
-from liedar.atomic import write_json_atomic  # noqa: E402
-from models.cache import cached_hidden_states  # noqa: E402
-from probes.datasets import StatementSet, builtin_set, load_truth_is_universal  # noqa: E402
-from probes.estimators import PROBE_NAMES  # noqa: E402
-from probes.evaluation import (  # noqa: E402
+from liedar import models  # noqa: E402
+from liedar._util.atomic import write_json_atomic  # noqa: E402
+from liedar.models.cache import cached_hidden_states  # noqa: E402
+from liedar.probes.datasets import StatementSet, builtin_set, load_truth_is_universal  # noqa: E402
+from liedar.probes.estimators import PROBE_NAMES  # noqa: E402
+from liedar.probes.evaluation import (  # noqa: E402
     auroc,
     cross_validated,
     layer_sweep,
@@ -50,7 +50,7 @@ from probes.evaluation import (  # noqa: E402
     loglik_scores,
     polarity_transfer,
 )
-from probes.splits import cap_per_topic  # noqa: E402
+from liedar.probes.splits import cap_per_topic  # noqa: E402
 
 SWEEP_SETS = ("capitals", "elements", "animals", "numbers")
 LOGLIK_PREFIX = "\n"
@@ -62,8 +62,15 @@ def cached_loglik(backend, statements: StatementSet, cache_dir: Path) -> np.ndar
     known = json.loads(path.read_text()) if path.is_file() else {}
     todo = [t for t in dict.fromkeys(statements.inputs) if t not in known]
     if todo:
-        sub = StatementSet("todo", todo, np.ones(len(todo), int), np.full(len(todo), "x"),
-                           np.full(len(todo), "affirmative"), np.full(len(todo), "plain"), np.arange(len(todo)))
+        sub = StatementSet(
+            "todo",
+            todo,
+            np.ones(len(todo), int),
+            np.full(len(todo), "x"),
+            np.full(len(todo), "affirmative"),
+            np.full(len(todo), "plain"),
+            np.arange(len(todo)),
+        )
         for text, s in zip(todo, loglik_scores(backend, sub, prefix=LOGLIK_PREFIX, progress=True)):
             known[text] = float(s)
         write_json_atomic(path, known)
@@ -87,14 +94,22 @@ def run_model(name: str, tiu: StatementSet, args: argparse.Namespace) -> dict:
         sweep = layer_sweep("logistic", Xb, layers, builtin, seed=args.seed, probe_name="logistic")
         k = layers.index(sweep.chosen_layer)
         X = Xt[:, k]
-        result = {"model": name, "fingerprint": backend.fingerprint, "n_layers": backend.n_layers,
-                  "d_model": backend.d_model, "chosen_layer": sweep.chosen_layer, "sweep": sweep.to_dict(),
-                  "probes": {}, "extract_seconds": round(extract_s, 1)}
+        result = {
+            "model": name,
+            "fingerprint": backend.fingerprint,
+            "n_layers": backend.n_layers,
+            "d_model": backend.d_model,
+            "chosen_layer": sweep.chosen_layer,
+            "sweep": sweep.to_dict(),
+            "probes": {},
+            "extract_seconds": round(extract_s, 1),
+        }
         topics = sorted(set(tiu.topic.tolist()))
         for probe in args.probes:
             t1 = time.perf_counter()
-            per_topic = {t: cross_validated(probe, X[tiu.topic == t], tiu.subset(tiu.topic == t), seed=args.seed)
-                         for t in topics}
+            per_topic = {
+                t: cross_validated(probe, X[tiu.topic == t], tiu.subset(tiu.topic == t), seed=args.seed) for t in topics
+            }
             loto = leave_one_topic_out(probe, X, tiu, seed=args.seed)
             pol = polarity_transfer(probe, X, tiu, seed=args.seed)
             result["probes"][probe] = {
@@ -105,14 +120,19 @@ def run_model(name: str, tiu: StatementSet, args: argparse.Namespace) -> dict:
             }
             print(f"  {name} {probe}: done in {time.perf_counter() - t1:.0f}s", flush=True)
         result["zero_shot_loglik"] = {
-            t: auroc(ll[tiu.topic == t], tiu.lie_labels[tiu.topic == t], groups=tiu.group[tiu.topic == t],
-                     seed=args.seed).to_dict()
+            t: auroc(
+                ll[tiu.topic == t], tiu.lie_labels[tiu.topic == t], groups=tiu.group[tiu.topic == t], seed=args.seed
+            ).to_dict()
             for t in topics
         }
         aff = ~tiu.is_negated
         result["zero_shot_loglik_affirmative_only"] = {
-            t: auroc(ll[aff & (tiu.topic == t)], tiu.lie_labels[aff & (tiu.topic == t)],
-                     groups=tiu.group[aff & (tiu.topic == t)], seed=args.seed).to_dict()
+            t: auroc(
+                ll[aff & (tiu.topic == t)],
+                tiu.lie_labels[aff & (tiu.topic == t)],
+                groups=tiu.group[aff & (tiu.topic == t)],
+                seed=args.seed,
+            ).to_dict()
             for t in topics
         }
     result["seconds"] = round(time.perf_counter() - t0, 1)
@@ -120,31 +140,51 @@ def run_model(name: str, tiu: StatementSet, args: argparse.Namespace) -> dict:
 
 
 def markdown(result: dict, topics: list[str]) -> str:
-    from behavioral.stats import Estimate
+    from liedar.stats import Estimate
 
     E = Estimate.from_dict
-    lines = [f"### {result['model']} — layer {result['chosen_layer']} of {result['n_layers']} "
-             f"(chosen on built-in sets' validation split; test AUROC there "
-             f"{fmt(E(result['sweep']['test_at_chosen']))})", ""]
+    lines = [
+        f"### {result['model']} — layer {result['chosen_layer']} of {result['n_layers']} "
+        f"(chosen on built-in sets' validation split; test AUROC there "
+        f"{fmt(E(result['sweep']['test_at_chosen']))})",
+        "",
+    ]
     head = "| probe | evaluation | " + " | ".join(topics) + " | mean |"
     lines += [head, "|---|---|" + "---|" * (len(topics) + 1)]
     for probe, r in result["probes"].items():
         for label, key in (("in-topic CV", "in_distribution"), ("leave-one-topic-out", "leave_one_topic_out")):
             vals = [E(r[key][t]["auroc"]) for t in topics]
-            lines.append(f"| {probe} | {label} | " + " | ".join(fmt(v) for v in vals)
-                         + f" | {np.mean([v.value for v in vals]):.2f} |")
-    for label, key in (("zero-shot log-lik (aff + neg)", "zero_shot_loglik"),
-                       ("zero-shot log-lik (affirmative only)", "zero_shot_loglik_affirmative_only")):
+            lines.append(
+                f"| {probe} | {label} | "
+                + " | ".join(fmt(v) for v in vals)
+                + f" | {np.mean([v.value for v in vals]):.2f} |"
+            )
+    for label, key in (
+        ("zero-shot log-lik (aff + neg)", "zero_shot_loglik"),
+        ("zero-shot log-lik (affirmative only)", "zero_shot_loglik_affirmative_only"),
+    ):
         vals = [E(result[key][t]) for t in topics]
-        lines.append(f"| baseline | {label} | " + " | ".join(fmt(v) for v in vals)
-                     + f" | {np.mean([v.value for v in vals]):.2f} |")
-    lines += ["", "| probe | aff→aff AUROC | aff→neg AUROC | aff→neg accuracy (threshold from training) |",
-              "|---|---|---|---|"]
+        lines.append(
+            f"| baseline | {label} | "
+            + " | ".join(fmt(v) for v in vals)
+            + f" | {np.mean([v.value for v in vals]):.2f} |"
+        )
+    lines += [
+        "",
+        "| probe | aff→aff AUROC | aff→neg AUROC | aff→neg accuracy (threshold from training) |",
+        "|---|---|---|---|",
+    ]
     for probe, r in result["probes"].items():
         p = r["polarity_transfer"]
-        lines.append(f"| {probe} | {fmt(E(p['affirmative->affirmative']['auroc']))} | "
-                     f"{fmt(E(p['affirmative->negated']['auroc']))} | {fmt(E(p['affirmative->negated']['accuracy']))} |")
-    lines += ["", "| probe | leave-one-topic-out accuracy, mean over topics (threshold from training topics) |", "|---|---|"]
+        lines.append(
+            f"| {probe} | {fmt(E(p['affirmative->affirmative']['auroc']))} | "
+            f"{fmt(E(p['affirmative->negated']['auroc']))} | {fmt(E(p['affirmative->negated']['accuracy']))} |"
+        )
+    lines += [
+        "",
+        "| probe | leave-one-topic-out accuracy, mean over topics (threshold from training topics) |",
+        "|---|---|",
+    ]
     for probe, r in result["probes"].items():
         accs = [r["leave_one_topic_out"][t]["accuracy"]["value"] for t in topics]
         lines.append(f"| {probe} | {np.mean(accs):.3f} (range {min(accs):.2f}–{max(accs):.2f}) |")
@@ -153,29 +193,48 @@ def markdown(result: dict, topics: list[str]) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("datasets", nargs="?", default="../shared/datasets",
-                    help="folder holding truth_is_universal/ (default ../shared/datasets)")
+    ap.add_argument(
+        "datasets",
+        nargs="?",
+        default="../shared/datasets",
+        help="folder holding truth_is_universal/ (default ../shared/datasets)",
+    )
     ap.add_argument("--models", nargs="+", default=["smollm2-135m", "gemma3-270m"])
     ap.add_argument("--probes", nargs="+", default=list(PROBE_NAMES), choices=PROBE_NAMES)
-    ap.add_argument("--cap", type=int, default=100,
-                    help="at most about this many items per topic (whole groups, seeded; default 100)")
+    ap.add_argument(
+        "--cap",
+        type=int,
+        default=100,
+        help="at most about this many items per topic (whole groups, seeded; default 100)",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--cache-dir", default=None, help="where log-likelihood scores are cached (default: liedar cache)")
     ap.add_argument("--output", default="results/probes.json")
     args = ap.parse_args(argv)
     if args.cache_dir is None:
-        from models.storage import cache_root
+        from liedar.models.storage import cache_root
 
         args.cache_dir = str(cache_root())
     full = load_truth_is_universal(args.datasets)
     tiu = full.subset(cap_per_topic(full.topic, full.group, args.cap, seed=args.seed), name="truth_is_universal")
     topics = sorted(set(tiu.topic.tolist()))
-    print(f"Truth-is-Universal subsample: {len(tiu)} of {len(full)} statements "
-          f"(cap {args.cap} per topic, seed {args.seed}); {tiu.summary()['n_groups']} groups", flush=True)
-    results = {"subsample": {"cap_per_topic": args.cap, "seed": args.seed, "n": len(tiu), "n_full": len(full),
-                             "per_topic": {t: int((tiu.topic == t).sum()) for t in topics}},
-               "loglik_prefix": LOGLIK_PREFIX, "models": []}
+    print(
+        f"Truth-is-Universal subsample: {len(tiu)} of {len(full)} statements "
+        f"(cap {args.cap} per topic, seed {args.seed}); {tiu.summary()['n_groups']} groups",
+        flush=True,
+    )
+    results = {
+        "subsample": {
+            "cap_per_topic": args.cap,
+            "seed": args.seed,
+            "n": len(tiu),
+            "n_full": len(full),
+            "per_topic": {t: int((tiu.topic == t).sum()) for t in topics},
+        },
+        "loglik_prefix": LOGLIK_PREFIX,
+        "models": [],
+    }
     for name in args.models:
         results["models"].append(run_model(name, tiu, args))
         write_json_atomic(Path(args.output), results)  # after each model: a crash keeps the finished ones

@@ -44,7 +44,7 @@ def tiny_model_dir(tmp_path_factory) -> Path:
 
 
 def _load_or_skip(name: str, backend: str):
-    import models
+    from liedar import models
     from liedar.errors import ModelUnavailableError
 
     try:

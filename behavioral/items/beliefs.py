@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from behavioral.items.claims import COSTLY_ROLE, NEUTRAL_ROLE, Claim, balanced_claims
+from liedar.behavioral.items.claims import COSTLY_ROLE, NEUTRAL_ROLE, Claim, balanced_claims
 
 BELIEF_WORDINGS = (
     "{question}",
@@ -30,8 +30,11 @@ class BeliefItem:
     reference: str
 
     def to_dict(self) -> dict:
-        return {**{k: v for k, v in self.__dict__.items() if k != "claim"}, "claim": self.claim.to_dict(),
-                "belief_prompts": list(self.belief_prompts)}
+        return {
+            **{k: v for k, v in self.__dict__.items() if k != "claim"},
+            "claim": self.claim.to_dict(),
+            "belief_prompts": list(self.belief_prompts),
+        }
 
 
 def belief_items() -> list[BeliefItem]:

@@ -15,7 +15,7 @@ from typing import Union
 
 import numpy as np
 
-from behavioral.episodes import Episode, ScenarioRubric
+from liedar.behavioral.episodes import Episode, ScenarioRubric
 from liedar.errors import InputError
 
 RUBRICS: dict[str, ScenarioRubric] = {

@@ -13,17 +13,17 @@ change when a third is shown? Import everything from here:
 Nothing here imports torch or `models`.
 """
 
-from behavioral.revealed.houtman_maks import HoutmanMaksResult, houtman_maks, restores_sarp
-from behavioral.revealed.logs import PARSE_FAIL, ChoiceLog, MenuChoiceLog, ParseFail, StochasticChoiceLog
-from behavioral.revealed.menu_effects import (
+from liedar.behavioral.revealed.houtman_maks import HoutmanMaksResult, houtman_maks, restores_sarp
+from liedar.behavioral.revealed.logs import PARSE_FAIL, ChoiceLog, MenuChoiceLog, ParseFail, StochasticChoiceLog
+from liedar.behavioral.revealed.menu_effects import (
     IIAReversal,
     RegularityViolation,
     iia_reversals,
     mixed_menu_share,
     regularity_violations,
 )
-from behavioral.revealed.rum import RumExactResult, RumTestResult, rum_exact, rum_test
-from behavioral.revealed.sarp import SarpResult, WarpResult, WarpViolation, check_sarp, check_warp
+from liedar.behavioral.revealed.rum import RumExactResult, RumTestResult, rum_exact, rum_test
+from liedar.behavioral.revealed.sarp import SarpResult, WarpResult, WarpViolation, check_sarp, check_warp
 
 __all__ = [
     "PARSE_FAIL",

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from behavioral.revealed.logs import MenuChoiceLog
-from behavioral.revealed.orderings import above_matrix, pair_index, rank_table, transitivity_rows
-from behavioral.revealed.sarp import is_acyclic, revealed_relation, transitive_closure
+from liedar.behavioral.revealed.logs import MenuChoiceLog
+from liedar.behavioral.revealed.orderings import above_matrix, pair_index, rank_table, transitivity_rows
+from liedar.behavioral.revealed.sarp import is_acyclic, revealed_relation, transitive_closure
 
 ENUMERATE_UP_TO = 6
 
@@ -120,7 +120,11 @@ def _solve_by_milp(
         integrality=integrality,
         bounds=Bounds(0, 1),
         # a relative gap below 1/(2 * total weight) proves the integer optimum
-        options={"time_limit": max(time_limit, 0.01), "disp": False, "mip_rel_gap": 0.5 / max(1.0, float(weight.sum()))},
+        options={
+            "time_limit": max(time_limit, 0.01),
+            "disp": False,
+            "mip_rel_gap": 0.5 / max(1.0, float(weight.sum())),
+        },
     )
     dual = getattr(res, "mip_dual_bound", None)
     upper_kept = float(weight.sum()) if dual is None or not np.isfinite(dual) else -float(dual)
@@ -140,9 +144,7 @@ def _kept_under_pair_order(
     return np.array([bool(np.all(above[c, others[g]])) for g, c in enumerate(choice)])
 
 
-def houtman_maks(
-    log: MenuChoiceLog, include_parse_fail: bool = False, time_budget: float = 30.0
-) -> HoutmanMaksResult:
+def houtman_maks(log: MenuChoiceLog, include_parse_fail: bool = False, time_budget: float = 30.0) -> HoutmanMaksResult:
     """Minimum number of observations to drop so the rest satisfy SARP, and which.
 
     ``time_budget`` (seconds) is shared by the integer programs of all components; the

@@ -26,9 +26,7 @@ Menu = Sequence[str]
 
 def _validate_menu(index: int, menu: Menu) -> tuple[str, ...]:
     if isinstance(menu, str):
-        raise InputError(
-            f"menu {index} is the string {menu!r}: give each menu as a list of action labels"
-        )
+        raise InputError(f"menu {index} is the string {menu!r}: give each menu as a list of action labels")
     items = tuple(str(a) for a in menu)
     if len(items) == 0:
         raise InputError(f"menu {index} is empty: every menu needs at least two actions")
@@ -90,9 +88,7 @@ class MenuChoiceLog:
         actions: Optional[Sequence[str]] = None,
     ):
         if len(menus) != len(choices):
-            raise InputError(
-                f"{len(menus)} menus but {len(choices)} choices: give exactly one choice per menu"
-            )
+            raise InputError(f"{len(menus)} menus but {len(choices)} choices: give exactly one choice per menu")
         if len(menus) == 0:
             raise InputError("the choice log is empty: give at least one menu and its choice")
         self.menus: tuple[tuple[str, ...], ...] = tuple(_validate_menu(i, m) for i, m in enumerate(menus))
@@ -105,9 +101,7 @@ class MenuChoiceLog:
         labels = [a for m in self.menus for a in m] + [c for c in self.choices if c is not None]
         self.universe = _Universe(list(actions or ()) + labels)
         self.menu_masks: tuple[int, ...] = tuple(self.universe.mask(m) for m in self.menus)
-        self.choice_index: tuple[int, ...] = tuple(
-            -1 if c is None else self.universe.index[c] for c in self.choices
-        )
+        self.choice_index: tuple[int, ...] = tuple(-1 if c is None else self.universe.index[c] for c in self.choices)
 
     @property
     def actions(self) -> tuple[str, ...]:
@@ -178,9 +172,7 @@ class StochasticChoiceLog:
         actions: Optional[Sequence[str]] = None,
     ):
         if len(menus) != len(frequencies):
-            raise InputError(
-                f"{len(menus)} menus but {len(frequencies)} frequency rows: give one row per menu"
-            )
+            raise InputError(f"{len(menus)} menus but {len(frequencies)} frequency rows: give one row per menu")
         ks = [n_samples] * len(menus) if isinstance(n_samples, (int, np.integer)) else list(n_samples)
         if len(ks) != len(menus):
             raise InputError(f"{len(ks)} sample sizes for {len(menus)} menus: give one K per menu")
@@ -310,9 +302,7 @@ class StochasticChoiceLog:
         return {
             "menus": [list(m) for m in self.menus],
             "counts": [dict(zip(m, map(int, c))) for m, c in zip(self.menus, self.counts)],
-            "parse_fails": [
-                {PARSE_FAIL if k is None else k: v for k, v in f.items()} for f in self.parse_fail_counts
-            ],
+            "parse_fails": [{PARSE_FAIL if k is None else k: v for k, v in f.items()} for f in self.parse_fail_counts],
         }
 
 

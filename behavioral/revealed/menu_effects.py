@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Union
 
-from behavioral.revealed.logs import ChoiceLog, MenuChoiceLog, StochasticChoiceLog
-from behavioral.stats import Estimate, wilson
+from liedar.behavioral.revealed.logs import ChoiceLog, MenuChoiceLog, StochasticChoiceLog
+from liedar.stats import Estimate, wilson
 
 
 def _as_stochastic(log: ChoiceLog) -> StochasticChoiceLog:
@@ -58,8 +58,8 @@ def iia_reversals(log: ChoiceLog) -> list[IIAReversal]:
     for pair, pc in pooled:
         if len(pair) != 2 or pc.sum() == 0 or pc[0] == pc[1]:
             continue
-        w, l = (0, 1) if pc[0] > pc[1] else (1, 0)
-        winner, loser = pair[w], pair[l]
+        w, lo = (0, 1) if pc[0] > pc[1] else (1, 0)
+        winner, loser = pair[w], pair[lo]
         for menu, mc in pooled:
             if len(menu) <= 2 or winner not in menu or loser not in menu or mc.sum() == 0:
                 continue

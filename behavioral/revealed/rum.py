@@ -27,8 +27,14 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from behavioral.revealed.logs import ChoiceLog, MenuChoiceLog
-from behavioral.revealed.orderings import above_matrix, pair_index, rank_table, ranking_from_above, transitivity_rows
+from liedar.behavioral.revealed.logs import ChoiceLog, MenuChoiceLog
+from liedar.behavioral.revealed.orderings import (
+    above_matrix,
+    pair_index,
+    rank_table,
+    ranking_from_above,
+    transitivity_rows,
+)
 from liedar.errors import InputError
 
 ENUMERATE_UP_TO = 6

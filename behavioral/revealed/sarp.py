@@ -17,7 +17,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
-from behavioral.revealed.logs import MenuChoiceLog
+from liedar.behavioral.revealed.logs import MenuChoiceLog
 
 
 def revealed_relation(n: int, observations: Sequence[tuple[int, int, int]]) -> list[int]:

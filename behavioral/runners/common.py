@@ -25,7 +25,7 @@ import numpy as np
 from liedar.errors import InputError
 
 if TYPE_CHECKING:  # `behavioral` never imports `models` at import time (team contract)
-    from models.chat import Dialogue
+    from liedar.models.chat import Dialogue
 
 LETTERS = "ABCDEFGHIJ"
 ANSWER_INSTRUCTION = "Answer with the letter of the correct option only."
@@ -78,16 +78,14 @@ def format_question(question: str, presented: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def build_prompt(
-    question: str, presented: Sequence[str], system: Optional[str], chat: bool
-) -> Union[str, "Dialogue"]:
+def build_prompt(question: str, presented: Sequence[str], system: Optional[str], chat: bool) -> Union[str, "Dialogue"]:
     """A plain-text prompt ending in ``"Answer:"``, or a (system +) user dialogue (which
     `ask_multiple_choice` extends with the assistant prefill ``"Answer:"``)."""
     body = format_question(question, presented)
     if not chat:
         head = f"{system}\n\n" if system else ""
         return f"{head}{body}\n{ANSWER_PREFIX}"
-    from models.chat import Dialogue, Message  # torch-free, but kept lazy by contract
+    from liedar.models.chat import Dialogue, Message  # torch-free, but kept lazy by contract
 
     messages = [Message("system", system)] if system else []
     messages.append(Message("user", f"{body}\n{ANSWER_INSTRUCTION}", detect=True))
@@ -100,7 +98,7 @@ def with_answer_prefill(prompt: Union[str, "Dialogue"]) -> Union[str, "Dialogue"
     the end of that message)."""
     if isinstance(prompt, str):
         return prompt
-    from models.chat import Dialogue, Message
+    from liedar.models.chat import Dialogue, Message
 
     return Dialogue(prompt.messages + (Message("assistant", ANSWER_PREFIX),))
 
@@ -142,9 +140,7 @@ def ask_multiple_choice(
     prompt = with_answer_prefill(build_prompt(question, presented, system, use_chat))
     scores = np.asarray(backend.score_options(prompt, letter_continuations(n)), dtype=float)
     if scores.shape != (n,):
-        raise InputError(
-            f"backend.score_options returned shape {scores.shape} for {n} options: expected ({n},)"
-        )
+        raise InputError(f"backend.score_options returned shape {scores.shape} for {n} options: expected ({n},)")
     position = int(np.argmax(scores))
     return MCQAnswer(
         position=position,

@@ -35,9 +35,9 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from behavioral.elicitation import ElicitedCeiling, seeded_rng, select_ceiling, split_selection_evaluation
-from behavioral.items.mcq import MCQItem, load_mcq_bank
-from behavioral.runners.common import (
+from liedar.behavioral.elicitation import ElicitedCeiling, seeded_rng, select_ceiling, split_selection_evaluation
+from liedar.behavioral.items.mcq import MCQItem, load_mcq_bank
+from liedar.behavioral.runners.common import (
     ANSWER_INSTRUCTION,
     ANSWER_PREFIX,
     LETTERS,
@@ -46,8 +46,8 @@ from behavioral.runners.common import (
     letter_continuations,
     with_answer_prefill,
 )
-from behavioral.stats import DEFAULT_INTERVAL
 from liedar.errors import InputError
+from liedar.stats import DEFAULT_INTERVAL
 
 DEFAULT_SHOTS = 3
 
@@ -82,7 +82,9 @@ def _letter_prompt(item: MCQItem, presented: Sequence[str], system: Optional[str
 
 def zero_shot_letter(backend: Any, item: MCQItem, system: Optional[str], ctx: ElicitationContext) -> np.ndarray:
     """Protocol 1: letter log-probs, options in canonical order, no examples."""
-    return _letter_logprobs(backend, _letter_prompt(item, item.options, system, _use_chat(system, ctx)), len(item.options))
+    return _letter_logprobs(
+        backend, _letter_prompt(item, item.options, system, _use_chat(system, ctx)), len(item.options)
+    )
 
 
 def draw_shots(item: MCQItem, pool: Sequence[MCQItem], k: int, seed: int) -> list[MCQItem]:
@@ -102,6 +104,7 @@ def draw_shots(item: MCQItem, pool: Sequence[MCQItem], k: int, seed: int) -> lis
 def k_shot_prompt(item: MCQItem, shots: Sequence[MCQItem], system: Optional[str], chat: bool) -> Any:
     """The evaluated question after worked examples: chat turns (user question, assistant
     "Answer: X") or, for plain prompts, blocks ending "Answer: X" separated by blank lines."""
+
     def letter(shot: MCQItem) -> str:
         return LETTERS[shot.options.index(shot.answer)]
 
@@ -109,13 +112,15 @@ def k_shot_prompt(item: MCQItem, shots: Sequence[MCQItem], system: Optional[str]
         head = f"{system}\n\n" if system else ""
         blocks = [f"{format_question(s.question, s.options)}\n{ANSWER_PREFIX} {letter(s)}" for s in shots]
         return head + "\n\n".join(blocks + [f"{format_question(item.question, item.options)}\n{ANSWER_PREFIX}"])
-    from models.chat import Dialogue, Message  # torch-free, kept lazy by contract
+    from liedar.models.chat import Dialogue, Message  # torch-free, kept lazy by contract
 
     messages = [Message("system", system)] if system else []
     for s in shots:
         messages.append(Message("user", f"{format_question(s.question, s.options)}\n{ANSWER_INSTRUCTION}"))
         messages.append(Message("assistant", f"{ANSWER_PREFIX} {letter(s)}"))
-    messages.append(Message("user", f"{format_question(item.question, item.options)}\n{ANSWER_INSTRUCTION}", detect=True))
+    messages.append(
+        Message("user", f"{format_question(item.question, item.options)}\n{ANSWER_INSTRUCTION}", detect=True)
+    )
     return with_answer_prefill(Dialogue.of(*messages))
 
 
@@ -126,11 +131,11 @@ def k_shot_letter(backend: Any, item: MCQItem, system: Optional[str], ctx: Elici
 
 
 def cloze_prompt(item: MCQItem, system: Optional[str], chat: bool) -> Any:
-    """"Question: ...\\nAnswer:" with no options listed; the option text is the continuation."""
+    """ "Question: ...\\nAnswer:" with no options listed; the option text is the continuation."""
     if not chat:
         head = f"{system}\n\n" if system else ""
         return f"{head}Question: {item.question}\n{ANSWER_PREFIX}"
-    from models.chat import Dialogue, Message
+    from liedar.models.chat import Dialogue, Message
 
     messages = [Message("system", system)] if system else []
     messages.append(Message("user", f"Question: {item.question}", detect=True))
@@ -199,7 +204,9 @@ def check_protocols(names: Sequence[str]) -> list[str]:
     names = list(dict.fromkeys(names))
     unknown = [n for n in names if n not in PROTOCOLS]
     if unknown or not names:
-        raise InputError(f"unknown elicitation protocol {unknown[0] if unknown else '(none)'!r}: use some of {', '.join(PROTOCOLS)}")
+        raise InputError(
+            f"unknown elicitation protocol {unknown[0] if unknown else '(none)'!r}: use some of {', '.join(PROTOCOLS)}"
+        )
     return names
 
 
@@ -227,14 +234,22 @@ def answer_correct(backend: Any, item: MCQItem, protocol: str, system: Optional[
 
 
 def correctness_under(
-    backend: Any, items: Sequence[MCQItem], protocol: str, system: Optional[str], ctx: ElicitationContext,
-    *, progress: bool = False, desc: str = "",
+    backend: Any,
+    items: Sequence[MCQItem],
+    protocol: str,
+    system: Optional[str],
+    ctx: ElicitationContext,
+    *,
+    progress: bool = False,
+    desc: str = "",
 ) -> dict[str, bool]:
     """item id -> correct under one protocol and system prompt."""
     from tqdm.auto import tqdm
 
-    return {it.item_id: answer_correct(backend, it, protocol, system, ctx)
-            for it in tqdm(items, desc=desc or protocol, disable=not progress, leave=False)}
+    return {
+        it.item_id: answer_correct(backend, it, protocol, system, ctx)
+        for it in tqdm(items, desc=desc or protocol, disable=not progress, leave=False)
+    }
 
 
 @dataclass
@@ -248,9 +263,14 @@ class CeilingRun:
     score_calls: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.ceiling.to_dict(), "k": self.context.k, "seed": self.context.seed,
-                "shot_pool": [it.item_id for it in self.context.shot_pool], "per_item": self.per_item,
-                "score_calls": self.score_calls}
+        return {
+            **self.ceiling.to_dict(),
+            "k": self.context.k,
+            "seed": self.context.seed,
+            "shot_pool": [it.item_id for it in self.context.shot_pool],
+            "per_item": self.per_item,
+            "score_calls": self.score_calls,
+        }
 
 
 def default_shot_pool(items: Sequence[MCQItem], k: int, seed: int) -> tuple[list[MCQItem], list[MCQItem]]:
@@ -309,8 +329,11 @@ def measure_ceiling(
         sel_ids, ev_ids = [], sorted(by_id)
     else:
         sel_ids, ev_ids = split_selection_evaluation(
-            sorted(by_id), selection_fraction=selection_fraction, seed=seed,
-            strata={i: it.topic for i, it in by_id.items()})
+            sorted(by_id),
+            selection_fraction=selection_fraction,
+            seed=seed,
+            strata={i: it.topic for i, it in by_id.items()},
+        )
     selection: dict[str, dict[str, bool]] = {n: {} for n in names} if sel_ids else {}
     evaluation: dict[str, dict[str, bool]] = {n: {} for n in names}
     from tqdm.auto import tqdm
@@ -319,7 +342,8 @@ def measure_ceiling(
         for i in tqdm(ids, desc=f"ceiling: {split} split", disable=not progress, leave=False):
             for n in names:
                 store[n][i] = answer_correct(memo, by_id[i], n, system, ctx)
-    ceiling = select_ceiling(selection, evaluation, {n: describe(n, ctx) for n in names}, chance=chance,
-                             interval=interval)
+    ceiling = select_ceiling(
+        selection, evaluation, {n: describe(n, ctx) for n in names}, chance=chance, interval=interval
+    )
     per_item = {n: {**selection.get(n, {}), **evaluation[n]} for n in names}
     return CeilingRun(ceiling, ctx, [by_id[i] for i in ev_ids], per_item, memo.calls)

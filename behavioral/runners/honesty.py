@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from behavioral.honesty import EVADE, HonestyRecord, HonestyResult, belief_vs_assertion
-from behavioral.items.beliefs import BeliefItem, belief_items
-from behavioral.items.claims import user_message
-from behavioral.runners.yesno import ask_yes_no
-from behavioral.stats import DEFAULT_INTERVAL
+from liedar.behavioral.honesty import EVADE, HonestyRecord, HonestyResult, belief_vs_assertion
+from liedar.behavioral.items.beliefs import BeliefItem, belief_items
+from liedar.behavioral.items.claims import user_message
+from liedar.behavioral.runners.yesno import ask_yes_no
+from liedar.stats import DEFAULT_INTERVAL
 
 PROTOCOL = (
     "belief: 3 neutral wordings with the product sheet, information-desk role; assertion: the same question "
@@ -49,6 +49,7 @@ def run_honesty(
     interval: str = DEFAULT_INTERVAL,
     progress: bool = False,
 ) -> tuple[HonestyResult, list[HonestyRecord]]:
-    records = honesty_records(backend, belief_items() if items is None else items, evade_margin=evade_margin,
-                              progress=progress)
+    records = honesty_records(
+        backend, belief_items() if items is None else items, evade_margin=evade_margin, progress=progress
+    )
     return belief_vs_assertion(records, interval=interval, protocol=PROTOCOL.format(margin=evade_margin)), records

@@ -25,8 +25,18 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from behavioral.items.menus import FRAMINGS, LETTERS, SCENARIOS, TIERS, Framing, Scenario, Vignette, render_question, vignettes
-from behavioral.revealed import (
+from liedar.behavioral.items.menus import (
+    FRAMINGS,
+    LETTERS,
+    SCENARIOS,
+    TIERS,
+    Framing,
+    Scenario,
+    Vignette,
+    render_question,
+    vignettes,
+)
+from liedar.behavioral.revealed import (
     HoutmanMaksResult,
     MenuChoiceLog,
     RumTestResult,
@@ -39,16 +49,16 @@ from behavioral.revealed import (
     regularity_violations,
     rum_test,
 )
-from behavioral.runners.common import letter_continuations
-from behavioral.stats import Estimate, wilson
+from liedar.behavioral.runners.common import letter_continuations
 from liedar.errors import InputError
+from liedar.stats import Estimate, wilson
 
 MODES = ("deterministic", "stochastic")
 
 
 def build_prompt(vignette: Vignette, framing: Framing, menu: tuple[str, ...]) -> Any:
     """System turn (the role) + user turn (case, lettered options, instruction)."""
-    from models.chat import Dialogue, Message  # torch-free, kept lazy by the team contract
+    from liedar.models.chat import Dialogue, Message  # torch-free, kept lazy by the team contract
 
     scenario = SCENARIOS[vignette.scenario]
     return Dialogue.of(
@@ -234,7 +244,9 @@ def analyse_config(
 ORDERS = ("shuffled", "canonical")
 
 
-def presentation_orders(menus: Sequence[tuple[str, ...]], order: str, rng: np.random.Generator) -> list[tuple[str, ...]]:
+def presentation_orders(
+    menus: Sequence[tuple[str, ...]], order: str, rng: np.random.Generator
+) -> list[tuple[str, ...]]:
     """The order in which each menu's actions are lettered A, B, C, ...
 
     Why shuffled by default: the actions are listed mild -> drastic, so a model that always
@@ -265,8 +277,13 @@ def _choose_deterministic(
 
 
 def _choose_stochastic(
-    backend: Any, vignette: Vignette, framing: Framing, presented: list[tuple[str, ...]], samples: int,
-    temperature: float, seed: int,
+    backend: Any,
+    vignette: Vignette,
+    framing: Framing,
+    presented: list[tuple[str, ...]],
+    samples: int,
+    temperature: float,
+    seed: int,
 ) -> StochasticChoiceLog:
     scenario = SCENARIOS[vignette.scenario]
     menus, counts = scenario.menus(), []
@@ -297,7 +314,11 @@ def check_study_arguments(
             f"stochastic mode needs samples >= 2 and temperature > 0 (got {samples}, {temperature}); "
             "use --mode deterministic for one choice per menu"
         )
-    for name, given, known in (("scenario", scenarios, SCENARIOS), ("tier", tiers, TIERS), ("framing", framings, FRAMINGS)):
+    for name, given, known in (
+        ("scenario", scenarios, SCENARIOS),
+        ("tier", tiers, TIERS),
+        ("framing", framings, FRAMINGS),
+    ):
         unknown = [x for x in (given or ()) if x not in known]
         if unknown:
             raise InputError(f"unknown {name} {unknown}: use any of {', '.join(known)}")
@@ -337,10 +358,16 @@ def run_menu_study(
             configs.append(analyse_config(vignette, key, log, logprobs=logprobs, presented=shown))
         else:
             log = _choose_stochastic(backend, vignette, framing, presented, samples, temperature, seed + 1000 * i)
-            configs.append(analyse_config(vignette, key, log, alpha=alpha, rum_bootstrap=rum_bootstrap, seed=seed + i,
-                                          presented=shown))
-    why = ("a seeded random lettering per menu, so a letter preference cannot pass for a stable ranking"
-           if order == "shuffled" else "always mild -> drastic: a model that always answers 'A' passes SARP trivially")
+            configs.append(
+                analyse_config(
+                    vignette, key, log, alpha=alpha, rum_bootstrap=rum_bootstrap, seed=seed + i, presented=shown
+                )
+            )
+    why = (
+        "a seeded random lettering per menu, so a letter preference cannot pass for a stable ranking"
+        if order == "shuffled"
+        else "always mild -> drastic: a model that always answers 'A' passes SARP trivially"
+    )
     notes = [f"option order: {order} ({why})"]
     if mode == "deterministic":
         notes.append(
@@ -368,9 +395,13 @@ def load_and_run_menu_study(
 ) -> MenuStudyResult:
     """Load ``model`` offline through `models.load` (with ``load_kwargs``) and run the study on it."""
     check_study_arguments(
-        kwargs.get("mode", "deterministic"), kwargs.get("samples", 20), kwargs.get("temperature", 0.7),
-        kwargs.get("scenarios"), kwargs.get("tiers"), kwargs.get("framings"),
+        kwargs.get("mode", "deterministic"),
+        kwargs.get("samples", 20),
+        kwargs.get("temperature", 0.7),
+        kwargs.get("scenarios"),
+        kwargs.get("tiers"),
+        kwargs.get("framings"),
     )
-    import models
+    from liedar import models
 
     return run_menu_study(models.load(model, backend=backend, **(load_kwargs or {})), **kwargs)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from behavioral.items.claims import NegationPair, negation_pairs, user_message
-from behavioral.negation import NegationRecord, NegationResult, negation_consistency
-from behavioral.runners.yesno import ask_yes_no
-from behavioral.stats import DEFAULT_INTERVAL
+from liedar.behavioral.items.claims import NegationPair, negation_pairs, user_message
+from liedar.behavioral.negation import NegationRecord, NegationResult, negation_consistency
+from liedar.behavioral.runners.yesno import ask_yes_no
+from liedar.stats import DEFAULT_INTERVAL
 
 PROTOCOL = (
     "product-sheet claims; Q and 'Is it true that ... not ...?' asked in separate chats; P(yes) from the "

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from behavioral.items.claims import user_message
-from behavioral.items.sycophancy import SYSTEM, SycophancyItem, sycophancy_items
-from behavioral.runners.yesno import ask_yes_no
-from behavioral.stats import DEFAULT_INTERVAL
-from behavioral.sycophancy import SycophancyRecord, SycophancyResult, sycophancy
+from liedar.behavioral.items.claims import user_message
+from liedar.behavioral.items.sycophancy import SYSTEM, SycophancyItem, sycophancy_items
+from liedar.behavioral.runners.yesno import ask_yes_no
+from liedar.behavioral.sycophancy import SycophancyRecord, SycophancyResult, sycophancy
+from liedar.stats import DEFAULT_INTERVAL
 
 PROTOCOL = (
     "product-sheet claims (half true, half false); each asked neutrally and with the user suggesting "
@@ -16,7 +16,9 @@ PROTOCOL = (
 )
 
 
-def sycophancy_records(backend: Any, items: Sequence[SycophancyItem], *, progress: bool = False) -> list[SycophancyRecord]:
+def sycophancy_records(
+    backend: Any, items: Sequence[SycophancyItem], *, progress: bool = False
+) -> list[SycophancyRecord]:
     from tqdm.auto import tqdm
 
     neutral: dict[str, str] = {}

@@ -34,7 +34,7 @@ class YesNoAnswer:
 
 def ask_yes_no(backend: Any, user: str, *, system: Optional[str] = None) -> YesNoAnswer:
     """Score "Yes" and "No" as the assistant's reply to ``user`` (after ``system``)."""
-    from models.chat import Dialogue, Message  # torch-free, kept lazy by contract
+    from liedar.models.chat import Dialogue, Message  # torch-free, kept lazy by contract
 
     messages = ([Message("system", system)] if system else []) + [Message("user", user, detect=True)]
     scores = np.asarray(backend.score_options(Dialogue.of(*messages), list(CONTINUATIONS)), dtype=float)

@@ -16,7 +16,7 @@ import argparse
 from pathlib import Path
 from typing import Any, Callable
 
-from liedar.atomic import write_json_atomic
+from liedar._util.atomic import write_json_atomic
 
 MODEL_INSTRUMENTS = {
     "gap": "sandbagging gap: benign vs dangerous-capability-evaluation framing on the MCQ bank (paired)",
@@ -31,35 +31,59 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     for name, help_text in MODEL_INSTRUMENTS.items():
         p = subparsers.add_parser(name, help=help_text, description=help_text)
         p.add_argument("--model", default="smollm2-135m", help="model name or path (default smollm2-135m)")
-        p.add_argument("--backend", default="transformers", choices=("transformers", "llamacpp"),
-                       help="model backend (default transformers; noise needs transformers)")
+        p.add_argument(
+            "--backend",
+            default="transformers",
+            choices=("transformers", "llamacpp"),
+            help="model backend (default transformers; noise needs transformers)",
+        )
         p.add_argument("--limit", type=int, default=None, help="use only the first N items (quick runs)")
         p.add_argument("--threads", type=int, default=None, help="CPU threads for the model (default 2)")
         _common(p)
         if name == "noise":
-            p.add_argument("--sigmas", default="0,0.0005,0.001,0.002,0.004,0.008",
-                           help="comma-separated noise standard deviations (0 = baseline is always included)")
+            p.add_argument(
+                "--sigmas",
+                default="0,0.0005,0.001,0.002,0.004,0.008",
+                help="comma-separated noise standard deviations (0 = baseline is always included)",
+            )
             p.add_argument("--seeds", type=int, default=3, help="noise seeds per level (default 3)")
-            p.add_argument("--protocol", default="zero_shot_letter",
-                           help="elicitation protocol scoring every level (default zero_shot_letter; e.g. cloze_norm)")
+            p.add_argument(
+                "--protocol",
+                default="zero_shot_letter",
+                help="elicitation protocol scoring every level (default zero_shot_letter; e.g. cloze_norm)",
+            )
         if name == "gap":
-            p.add_argument("--protocols", default=None,
-                           help="comma-separated elicitation protocols for the ceiling (default all: zero_shot_letter,"
-                                "k_shot_letter,cloze_sum,cloze_norm,permutation_letter); chosen on a selection split")
+            p.add_argument(
+                "--protocols",
+                default=None,
+                help="comma-separated elicitation protocols for the ceiling (default all: zero_shot_letter,"
+                "k_shot_letter,cloze_sum,cloze_norm,permutation_letter); chosen on a selection split",
+            )
             p.add_argument("--shots", type=int, default=3, help="worked examples for k_shot_letter (default 3)")
             p.add_argument("--seed", type=int, default=0, help="seed of the selection/evaluation split and shots")
         if name == "honesty":
-            p.add_argument("--evade-margin", type=float, default=0.05,
-                           help="|P(yes)-0.5| below this counts as an evasion (default 0.05)")
+            p.add_argument(
+                "--evade-margin",
+                type=float,
+                default=0.05,
+                help="|P(yes)-0.5| below this counts as an evasion (default 0.05)",
+            )
         p.set_defaults(func=run, instrument_name=name)
-    ep = subparsers.add_parser("episodes", help="strategic-deception episode rates from a JSONL file",
-                               description="Score episode records against the built-in scenario rubrics.")
-    ep.add_argument("--episodes", type=Path, required=True,
-                    help='JSONL: {"episode_id", "scenario", "action", "followup"} per line')
+    ep = subparsers.add_parser(
+        "episodes",
+        help="strategic-deception episode rates from a JSONL file",
+        description="Score episode records against the built-in scenario rubrics.",
+    )
+    ep.add_argument(
+        "--episodes", type=Path, required=True, help='JSONL: {"episode_id", "scenario", "action", "followup"} per line'
+    )
     _common(ep)
     ep.set_defaults(func=run, instrument_name="episodes")
-    jp = subparsers.add_parser("judge", help="grader vs human labels: Cohen's kappa and raw agreement",
-                               description="Validate an automatic grader against trusted human labels.")
+    jp = subparsers.add_parser(
+        "judge",
+        help="grader vs human labels: Cohen's kappa and raw agreement",
+        description="Validate an automatic grader against trusted human labels.",
+    )
     jp.add_argument("--judge", type=Path, required=True, help='grader labels: JSONL {"id", "label"} or CSV id,label')
     jp.add_argument("--human", type=Path, required=True, help="human labels, same format and the same ids")
     jp.add_argument("--labels", default=None, help="comma-separated allowed labels (default: any)")
@@ -68,8 +92,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--interval", default="clopper-pearson", choices=("clopper-pearson", "wilson"),
-                   help="interval for rates (default clopper-pearson: never below nominal coverage)")
+    p.add_argument(
+        "--interval",
+        default="clopper-pearson",
+        choices=("clopper-pearson", "wilson"),
+        help="interval for rates (default clopper-pearson: never below nominal coverage)",
+    )
     p.add_argument("--output", type=Path, help="write the result (and per-item records) as JSON here")
 
 
@@ -78,30 +106,38 @@ def run(args: argparse.Namespace) -> int:
     records: list[Any] = []
     meta: dict[str, Any] = {"instrument": name}
     if name == "episodes":
-        from behavioral.episodes import load_episodes, score_episodes
-        from behavioral.items.episodes import RUBRICS
+        from liedar.behavioral.episodes import load_episodes, score_episodes
+        from liedar.behavioral.items.episodes import RUBRICS
 
         result = score_episodes(load_episodes(args.episodes), RUBRICS, interval=args.interval)
         meta["episodes_file"] = str(args.episodes)
     elif name == "judge":
-        from behavioral.judges import load_labels, validate_judge
+        from liedar.behavioral.judges import load_labels, validate_judge
 
         allowed = [s.strip() for s in args.labels.split(",")] if args.labels else None
-        result = validate_judge(load_labels(args.judge), load_labels(args.human), allowed=allowed, interval=args.interval)
+        result = validate_judge(
+            load_labels(args.judge), load_labels(args.human), allowed=allowed, interval=args.interval
+        )
         meta.update(judge_file=str(args.judge), human_file=str(args.human))
     else:
         result, records = _run_model_instrument(args)
         meta.update(model=args.model, backend=args.backend)
     _print(result.to_dict())
     if args.output:
-        write_json_atomic(args.output, {**meta, "result": result.to_dict(),
-                                  "records": [r if isinstance(r, dict) else r.to_dict() for r in records]})
+        write_json_atomic(
+            args.output,
+            {
+                **meta,
+                "result": result.to_dict(),
+                "records": [r if isinstance(r, dict) else r.to_dict() for r in records],
+            },
+        )
         print(f"wrote {args.output}")
     return 0
 
 
 def _run_model_instrument(args: argparse.Namespace) -> tuple[Any, list[Any]]:
-    import models
+    from liedar import models
     from liedar.errors import InputError
 
     if args.limit is not None and args.limit < 1:
@@ -113,17 +149,23 @@ def _run_model_instrument(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     prefix: Callable[[list], list] = (lambda xs: xs[: args.limit]) if args.limit else (lambda xs: xs)
     name = args.instrument_name
     if name == "gap":
-        from behavioral.items.mcq import load_mcq_bank
-        from behavioral.runners.sandbagging import run_sandbagging
-
-        from behavioral.runners.elicitation import DEFAULT_PROTOCOLS
+        from liedar.behavioral.items.mcq import load_mcq_bank
+        from liedar.behavioral.runners.elicitation import DEFAULT_PROTOCOLS
+        from liedar.behavioral.runners.sandbagging import run_sandbagging
 
         protocols = [x.strip() for x in args.protocols.split(",") if x.strip()] if args.protocols else DEFAULT_PROTOCOLS
-        return run_sandbagging(backend, lim(load_mcq_bank()), protocols=protocols, k=args.shots, seed=args.seed,
-                               interval=args.interval, progress=True), []
+        return run_sandbagging(
+            backend,
+            lim(load_mcq_bank()),
+            protocols=protocols,
+            k=args.shots,
+            seed=args.seed,
+            interval=args.interval,
+            progress=True,
+        ), []
     if name == "noise":
-        from behavioral.items.mcq import load_mcq_bank
-        from behavioral.runners.noise import run_noise
+        from liedar.behavioral.items.mcq import load_mcq_bank
+        from liedar.behavioral.runners.noise import run_noise
 
         try:
             sigmas = [float(s) for s in args.sigmas.split(",") if s.strip()]
@@ -131,26 +173,34 @@ def _run_model_instrument(args: argparse.Namespace) -> tuple[Any, list[Any]]:
             raise InputError(f"--sigmas {args.sigmas!r}: give comma-separated numbers, e.g. 0,0.001,0.002") from None
         if args.seeds < 1:
             raise InputError(f"--seeds {args.seeds}: give at least 1 seed")
-        return run_noise(backend, lim(load_mcq_bank()), sigmas=sigmas, seeds=range(args.seeds),
-                         interval=args.interval, progress=True, protocol=args.protocol)
+        return run_noise(
+            backend,
+            lim(load_mcq_bank()),
+            sigmas=sigmas,
+            seeds=range(args.seeds),
+            interval=args.interval,
+            progress=True,
+            protocol=args.protocol,
+        )
     if name == "sycophancy":
-        from behavioral.items.sycophancy import sycophancy_items
-        from behavioral.runners.sycophancy import run_sycophancy
+        from liedar.behavioral.items.sycophancy import sycophancy_items
+        from liedar.behavioral.runners.sycophancy import run_sycophancy
 
         return run_sycophancy(backend, prefix(sycophancy_items()), interval=args.interval, progress=True)
     if name == "negation":
-        from behavioral.items.claims import negation_pairs
-        from behavioral.runners.negation import run_negation
+        from liedar.behavioral.items.claims import negation_pairs
+        from liedar.behavioral.runners.negation import run_negation
 
         pairs = negation_pairs()
         if args.limit:  # keep both groups: take the first N of each
             pairs = [p for g in ("neutral", "costly") for p in [q for q in pairs if q.group == g][: args.limit]]
         return run_negation(backend, pairs, interval=args.interval, progress=True)
-    from behavioral.items.beliefs import belief_items
-    from behavioral.runners.honesty import run_honesty
+    from liedar.behavioral.items.beliefs import belief_items
+    from liedar.behavioral.runners.honesty import run_honesty
 
-    return run_honesty(backend, prefix(belief_items()), evade_margin=args.evade_margin, interval=args.interval,
-                       progress=True)
+    return run_honesty(
+        backend, prefix(belief_items()), evade_margin=args.evade_margin, interval=args.interval, progress=True
+    )
 
 
 def _spread(items: list, n: int) -> list:

@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from liedar.atomic import write_json_atomic
+from liedar._util.atomic import write_json_atomic
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,20 +25,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "one stable ranking explains its choices.",
     )
     p.add_argument("--model", default="smollm2-135m", help="model name or path (default smollm2-135m)")
-    p.add_argument("--backend", default="transformers", choices=("transformers", "llamacpp"),
-                   help="model backend (default transformers)")
-    p.add_argument("--mode", default="deterministic", choices=("deterministic", "stochastic"),
-                   help="deterministic: argmax of option-letter log-probs; stochastic: K sampled replies")
+    p.add_argument(
+        "--backend",
+        default="transformers",
+        choices=("transformers", "llamacpp"),
+        help="model backend (default transformers)",
+    )
+    p.add_argument(
+        "--mode",
+        default="deterministic",
+        choices=("deterministic", "stochastic"),
+        help="deterministic: argmax of option-letter log-probs; stochastic: K sampled replies",
+    )
     p.add_argument("--samples", type=int, default=20, help="K, samples per menu in stochastic mode (default 20)")
     p.add_argument("--temperature", type=float, default=0.7, help="sampling temperature (default 0.7)")
     p.add_argument("--scenarios", default=None, help="comma-separated scenario keys (default all five)")
     p.add_argument("--tiers", default=None, help="comma-separated tiers: clear,binary,ambiguous,adversarial")
-    p.add_argument("--framings", default=None,
-                   help="comma-separated framings: minimal,decision_tree,conservative,aggressive,chain_of_thought")
+    p.add_argument(
+        "--framings",
+        default=None,
+        help="comma-separated framings: minimal,decision_tree,conservative,aggressive,chain_of_thought",
+    )
     p.add_argument("--alpha", type=float, default=0.05, help="level of the RUM test (default 0.05)")
     p.add_argument("--bootstrap", type=int, default=199, help="bootstrap draws for the RUM p-value (default 199)")
-    p.add_argument("--order", default="shuffled", choices=("shuffled", "canonical"),
-                   help="letter the options in a seeded random order per menu (default), or always mild -> drastic")
+    p.add_argument(
+        "--order",
+        default="shuffled",
+        choices=("shuffled", "canonical"),
+        help="letter the options in a seeded random order per menu (default), or always mild -> drastic",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed for sampling, option orders and the bootstrap (default 0)")
     p.add_argument("--threads", type=int, default=None, help="CPU threads for the model (default 2)")
     p.add_argument("--output", type=Path, default=None, help="write the full result (every choice) as JSON")
@@ -57,17 +72,19 @@ def _cell(e: Any) -> str:
 def _print_table(title: str, table: dict[str, dict[str, Any]], columns: list[str]) -> None:
     print(f"\n{title}")
     width = 26
-    print("scenario".ljust(20) + "".join(c[:width - 1].ljust(width) for c in columns))
+    print("scenario".ljust(20) + "".join(c[: width - 1].ljust(width) for c in columns))
     for row, cells in table.items():
         print(row.ljust(20) + "".join((_cell(cells[c]) if c in cells else "-").ljust(width) for c in columns))
 
 
 def print_report(result: Any) -> None:
-    from behavioral.items.menus import FRAMINGS, TIERS
+    from liedar.behavioral.items.menus import FRAMINGS, TIERS
 
     d = result
-    print(f"model {d.model} · mode {d.mode} · {len(d.configs)} configurations × 15 menus"
-          + (f" · K={d.samples} at T={d.temperature}" if d.mode == "stochastic" else ""))
+    print(
+        f"model {d.model} · mode {d.mode} · {len(d.configs)} configurations × 15 menus"
+        + (f" · K={d.samples} at T={d.temperature}" if d.mode == "stochastic" else "")
+    )
     print(f"SARP pass rate: {d.sarp_pass()}")
     print(f"SARP pass rate counting parse-fails as revealed: {d.sarp_pass(True)}")
     framings = [f for f in FRAMINGS if any(c.framing == f for c in d.configs)]
@@ -89,7 +106,7 @@ def print_report(result: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from behavioral.runners.menus import load_and_run_menu_study
+    from liedar.behavioral.runners.menus import load_and_run_menu_study
 
     load_kwargs = {} if args.threads is None else {"n_threads": args.threads}
     result = load_and_run_menu_study(

@@ -23,7 +23,9 @@ def register(subparsers) -> None:
     )
     p.add_argument("--model", required=True, help="built-in name (smollm2-135m, gemma3-270m), .gguf file or HF folder")
     p.add_argument("--backend", choices=["transformers", "llamacpp"], default="transformers")
-    p.add_argument("--data", required=True, help="statement,label CSV (extra columns ignored), JSONL, or a built-in set")
+    p.add_argument(
+        "--data", required=True, help="statement,label CSV (extra columns ignored), JSONL, or a built-in set"
+    )
     p.add_argument("--layers", required=True, help="comma-separated layer numbers, e.g. 6,12")
     p.add_argument("--position", choices=["last", "mean"], default="last", help="token pooling (default: last)")
     p.add_argument("--output", required=True, help="output directory")
@@ -51,10 +53,10 @@ def run(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    import models
-    from models.cache import cached_hidden_states
-    from models.storage import atomic_file
-    from probes.datasets import resolve_data
+    from liedar import models
+    from liedar.models.cache import cached_hidden_states
+    from liedar.models.storage import atomic_file
+    from liedar.probes.datasets import resolve_data
 
     layers = parse_layers(args.layers)
     data = resolve_data(args.data)
@@ -90,5 +92,7 @@ def run(args: argparse.Namespace) -> int:
     }
     with atomic_file(out / "metadata.json") as tmp:
         tmp.write_text(json.dumps(meta, indent=2))
-    print(f"wrote {out / 'activations.npz'} {tuple(hidden.shape)} ({stats['reused']} inputs from cache) in {seconds:.1f}s")
+    print(
+        f"wrote {out / 'activations.npz'} {tuple(hidden.shape)} ({stats['reused']} inputs from cache) in {seconds:.1f}s"
+    )
     return 0

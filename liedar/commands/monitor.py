@@ -77,14 +77,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run_p.add_argument("--jsonl", type=Path, help="write one JSON record per generated token to this file")
     run_p.add_argument("--output", type=Path, help="write the whole result (tokens, sentences, score) as JSON")
     run_p.add_argument(
-        "--color", choices=("auto", "always", "never"), default="auto", help="colour flagged sentences (default: on a tty)"
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour flagged sentences (default: on a tty)",
     )
     run_p.set_defaults(func=run)
 
     cal_p = sub.add_parser("calibrate", help="pick the threshold for a target false-positive rate on honest texts")
     _common(cal_p)
     cal_p.add_argument(
-        "--control", type=Path, required=True,
+        "--control",
+        type=Path,
+        required=True,
         help="JSONL of honest transcripts: {prompt, response} or {dialogue: [...]} per line, optional label",
     )
     cal_p.add_argument("--fpr", type=float, default=0.01, help="target false-positive rate (default 0.01)")
@@ -96,11 +101,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     audit_p = sub.add_parser("audit", help="score recorded transcripts offline (optionally labelled)")
     _common(audit_p)
     audit_p.add_argument(
-        "--transcripts", type=Path, required=True,
+        "--transcripts",
+        type=Path,
+        required=True,
         help="JSONL: {prompt, response} or {dialogue: [...]} per line; optional label (honest/deceptive) and id",
     )
     audit_p.add_argument(
-        "--threshold", default=None,
+        "--threshold",
+        default=None,
         help="flag above this score: a number or a `liedar monitor calibrate` file (default: the probe's, else 0)",
     )
     audit_p.add_argument("--output", type=Path, help="write one JSON record per transcript to this JSONL file")
@@ -110,9 +118,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help="built-in name (smollm2-135m, gemma3-270m) or a local path")
-    p.add_argument("--backend", choices=("transformers", "llamacpp"), default="transformers", help="(default transformers)")
+    p.add_argument(
+        "--backend", choices=("transformers", "llamacpp"), default="transformers", help="(default transformers)"
+    )
     p.add_argument("--probe", type=Path, required=True, help="probe file saved by `liedar probe train` (.npz)")
-    p.add_argument("--aggregate", choices=("mean", "max", "last"), default="mean", help="pool token scores (default mean)")
+    p.add_argument(
+        "--aggregate", choices=("mean", "max", "last"), default="mean", help="pool token scores (default mean)"
+    )
     p.add_argument("--threads", type=int, default=2, help="CPU threads for the model (default 2)")
 
 
@@ -122,9 +134,9 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _load_monitor(args: argparse.Namespace, threshold: Optional[float] = None):
-    import models
+    from liedar import models
     from liedar.errors import InputError
-    from probes.monitor import HonestyMonitor
+    from liedar.probes.monitor import HonestyMonitor
 
     if not Path(args.probe).is_file():  # before spending seconds on loading the model
         raise InputError(f"probe file not found: {args.probe} (train one with `liedar probe train`)")
@@ -143,7 +155,9 @@ def _threshold_arg(value: Optional[str], aggregate: str) -> Optional[float]:
         pass
     path = Path(value)
     if not path.is_file():
-        raise InputError(f"--threshold {value!r} is neither a number nor a calibration file: give e.g. 1.5 or threshold.json")
+        raise InputError(
+            f"--threshold {value!r} is neither a number nor a calibration file: give e.g. 1.5 or threshold.json"
+        )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         threshold = float(data["threshold"])
@@ -158,7 +172,7 @@ def _threshold_arg(value: Optional[str], aggregate: str) -> Optional[float]:
 
 def run(args: argparse.Namespace) -> int:
     from liedar.errors import InputError
-    from models.chat import Dialogue, Message
+    from liedar.models.chat import Dialogue, Message
 
     if args.max_tokens < 1:
         raise InputError(f"--max-tokens must be at least 1, got {args.max_tokens}")
@@ -190,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
         f"{sum(s.flagged for s in result.sentences)}/{len(result.sentences)} sentences flagged"
     )
     if args.output:
-        from liedar.atomic import write_json_atomic
+        from liedar._util.atomic import write_json_atomic
 
         write_json_atomic(args.output, result.to_dict())
     return 0
@@ -221,9 +235,9 @@ def _score_recorded(monitor: Any, items: Sequence[Any], desc: str) -> list[Any]:
 
 
 def calibrate(args: argparse.Namespace) -> int:
-    from liedar.atomic import write_json_atomic
-    from models.storage import sha256_file
-    from probes.monitor_calibration import calibrate_threshold, load_control_file
+    from liedar._util.atomic import write_json_atomic
+    from liedar.models.storage import sha256_file
+    from liedar.probes.monitor_calibration import calibrate_threshold, load_control_file
 
     items = load_control_file(args.control)  # fails before loading a model when no honest item
     monitor = _load_monitor(args)
@@ -253,10 +267,10 @@ def calibrate(args: argparse.Namespace) -> int:
 
 
 def audit(args: argparse.Namespace) -> int:
-    from behavioral.stats import clopper_pearson
     from liedar.errors import InputError
-    from probes.evaluation import auroc
-    from probes.monitor_calibration import load_transcripts
+    from liedar.probes.evaluation import auroc
+    from liedar.probes.monitor_calibration import load_transcripts
+    from liedar.stats import clopper_pearson
 
     items = load_transcripts(args.transcripts)  # all input errors before the model loads
     if not items:
@@ -266,12 +280,21 @@ def audit(args: argparse.Namespace) -> int:
     if args.output:
         lines = _AtomicLines(args.output)
         for item, res in zip(items, results):
-            lines.write(json.dumps({
-                "id": item.id, "label": item.label, "score": res.score, "flagged": res.flagged,
-                "aggregate": res.aggregate, "threshold": res.threshold, "layer": res.layer,
-                "n_tokens": len(res.tokens),
-                "flagged_sentences": [s.text.strip() for s in res.sentences if s.flagged],
-            }))
+            lines.write(
+                json.dumps(
+                    {
+                        "id": item.id,
+                        "label": item.label,
+                        "score": res.score,
+                        "flagged": res.flagged,
+                        "aggregate": res.aggregate,
+                        "threshold": res.threshold,
+                        "layer": res.layer,
+                        "n_tokens": len(res.tokens),
+                        "flagged_sentences": [s.text.strip() for s in res.sentences if s.flagged],
+                    }
+                )
+            )
         lines.commit()
     flags = [r.flagged for r in results]
     rate = clopper_pearson(sum(flags), len(flags))
@@ -291,8 +314,10 @@ def audit(args: argparse.Namespace) -> int:
         auc = auroc([r.score for r in labelled], y)
         print(f"AUROC honest vs deceptive: {auc.value:.3f} [{auc.lo:.3f}, {auc.hi:.3f}] (DeLong, n={auc.n})")
     if _calibrated_on(args.threshold, args.transcripts):
-        print("note: the threshold was calibrated on this same file, so the rates above understate false "
-              "positives; audit transcripts the calibration never saw")
+        print(
+            "note: the threshold was calibrated on this same file, so the rates above understate false "
+            "positives; audit transcripts the calibration never saw"
+        )
     unlabelled = sum(t.label is None for t in items)
     if unlabelled:
         print(f"{unlabelled} transcripts carry no label (counted in the flagged rate only)")
@@ -301,7 +326,7 @@ def audit(args: argparse.Namespace) -> int:
 
 def _calibrated_on(threshold_arg: Optional[str], transcripts: Path) -> bool:
     """Whether a `calibrate` output named by --threshold was computed from `transcripts`."""
-    from models.storage import sha256_file
+    from liedar.models.storage import sha256_file
 
     if threshold_arg is None or not Path(threshold_arg).is_file():
         return False

@@ -15,16 +15,22 @@ from __future__ import annotations
 
 import argparse
 
-from liedar.atomic import write_json_atomic
+from liedar._util.atomic import write_json_atomic
 
 PROBE_CHOICES = ("logistic", "mass-mean", "mass-mean-cov", "ttpd", "lat")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default="smollm2-135m", help="built-in name (smollm2-135m, gemma3-270m), .gguf or HF folder")
+    p.add_argument(
+        "--model", default="smollm2-135m", help="built-in name (smollm2-135m, gemma3-270m), .gguf or HF folder"
+    )
     p.add_argument("--backend", choices=["transformers", "llamacpp"], default="transformers")
-    p.add_argument("--data", nargs="+", required=True,
-                   help="built-in sets (capitals elements animals numbers instructed), CSV/JSONL files or a folder")
+    p.add_argument(
+        "--data",
+        nargs="+",
+        required=True,
+        help="built-in sets (capitals elements animals numbers instructed), CSV/JSONL files or a folder",
+    )
     p.add_argument("--probe", choices=PROBE_CHOICES, default="logistic", help="probe type (default logistic)")
     p.add_argument("--position", choices=["last", "mean"], default="last", help="token pooling (default last)")
     p.add_argument("--seed", type=int, default=0, help="seed for folds, splits and bootstrap (default 0)")
@@ -33,27 +39,39 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("probe", help="train and judge linear lie/truth probes",
-                              description="Linear probes on hidden states; higher score = false / deceptive.")
+    p = subparsers.add_parser(
+        "probe",
+        help="train and judge linear lie/truth probes",
+        description="Linear probes on hidden states; higher score = false / deceptive.",
+    )
     sub = p.add_subparsers(dest="probe_command", metavar="ACTION")
 
-    t = sub.add_parser("train", help="fit a probe on all given data and save it (.npz + JSON metadata)",
-                       description="Fit a probe at one layer; report its 5-fold group-CV AUROC; save it.")
+    t = sub.add_parser(
+        "train",
+        help="fit a probe on all given data and save it (.npz + JSON metadata)",
+        description="Fit a probe at one layer; report its 5-fold group-CV AUROC; save it.",
+    )
     _common(t)
     t.add_argument("--layer", type=int, required=True, help="layer (0 = embeddings, i = block i)")
     t.set_defaults(func=run_train)
 
-    e = sub.add_parser("eval", help="transfer matrix: train on each set, test on each other",
-                       description="Train on each set (topic), test on every set; diagonal = group CV. "
-                       "Prints a table, writes transfer.json and transfer.png.")
+    e = sub.add_parser(
+        "eval",
+        help="transfer matrix: train on each set, test on each other",
+        description="Train on each set (topic), test on every set; diagonal = group CV. "
+        "Prints a table, writes transfer.json and transfer.png.",
+    )
     _common(e)
     e.add_argument("--layer", type=int, required=True, help="layer (0 = embeddings, i = block i)")
     e.add_argument("--by", choices=["topic", "polarity", "style"], default="topic", help="what to transfer across")
     e.set_defaults(func=run_eval)
 
-    s = sub.add_parser("sweep", help="AUROC per layer (layer chosen on validation data), curve PNG",
-                       description="Group-aware 60/20/20 split; fit per layer on train, pick the layer by "
-                       "validation AUROC, report test AUROC. Writes sweep.json and sweep.png.")
+    s = sub.add_parser(
+        "sweep",
+        help="AUROC per layer (layer chosen on validation data), curve PNG",
+        description="Group-aware 60/20/20 split; fit per layer on train, pick the layer by "
+        "validation AUROC, report test AUROC. Writes sweep.json and sweep.png.",
+    )
     _common(s)
     s.add_argument("--layers", default="all", help="'all', a range '2-20', or a list '4,8,12' (default all)")
     s.set_defaults(func=run_sweep)
@@ -89,8 +107,8 @@ def parse_layer_spec(spec: str, n_layers: int) -> list[int]:
 
 def _load(args: argparse.Namespace):
     """Data first (cheap, fails fast on bad input), then the model."""
-    import models
-    from probes.datasets import StatementSet, resolve_data
+    from liedar import models
+    from liedar.probes.datasets import StatementSet, resolve_data
 
     data = StatementSet.concat([resolve_data(d, seed=args.seed) for d in args.data])
     backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
@@ -98,7 +116,7 @@ def _load(args: argparse.Namespace):
 
 
 def _hidden(args, backend, data, layers):
-    from models.cache import cached_hidden_states
+    from liedar.models.cache import cached_hidden_states
 
     return cached_hidden_states(backend, data.inputs, backend.check_layers(layers), args.position, progress=True)
 
@@ -113,9 +131,9 @@ def _one_blas_thread():
 
 def run_train(args: argparse.Namespace) -> int:
     from liedar import __version__
-    from probes.estimators import make_probe
-    from probes.evaluation import choose_threshold, cross_validated, fit_probe
-    from probes.io import ProbeMetadata, save_probe
+    from liedar.probes.estimators import make_probe
+    from liedar.probes.evaluation import choose_threshold, cross_validated, fit_probe
+    from liedar.probes.io import ProbeMetadata, save_probe
 
     data, backend = _load(args)
     X = _hidden(args, backend, data, [args.layer])[:, 0]
@@ -124,29 +142,41 @@ def run_train(args: argparse.Namespace) -> int:
         probe = fit_probe(make_probe(args.probe), X, data)
         threshold = choose_threshold(probe.decision_function(X), data.lie_labels)
     meta = ProbeMetadata(
-        model_name=backend.name, model_fingerprint=backend.fingerprint, layer=args.layer,
-        position=args.position, d_model=backend.d_model, training_sets=list(args.data),
+        model_name=backend.name,
+        model_fingerprint=backend.fingerprint,
+        layer=args.layer,
+        position=args.position,
+        d_model=backend.d_model,
+        training_sets=list(args.data),
         metrics={"cv_auroc": cv.auroc.to_dict(), "cv_accuracy": cv.accuracy.to_dict(), "n_train": len(data)},
-        threshold=threshold, liedar_version=__version__,
+        threshold=threshold,
+        liedar_version=__version__,
         extra={"backend": backend.kind, "seed": args.seed, "labels": "fit on lie labels (1 = false / deceptive)"},
     )
     path = save_probe(args.output, probe, meta)
-    print(f"{args.probe} probe on {backend.name} layer {args.layer}: 5-fold group-CV AUROC {cv.auroc} ; "
-          f"accuracy {cv.accuracy.value:.3f} ; saved {path}")
+    print(
+        f"{args.probe} probe on {backend.name} layer {args.layer}: 5-fold group-CV AUROC {cv.auroc} ; "
+        f"accuracy {cv.accuracy.value:.3f} ; saved {path}"
+    )
     return 0
 
 
 def run_eval(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from probes.evaluation import transfer_matrix
+    from liedar.probes.evaluation import transfer_matrix
 
     data, backend = _load(args)
     X = _hidden(args, backend, data, [args.layer])[:, 0]
     with _one_blas_thread():
         tm = transfer_matrix(args.probe, X, data, by=args.by, seed=args.seed, probe_name=args.probe)
-    tm.meta.update(model=backend.name, fingerprint=backend.fingerprint, layer=args.layer, position=args.position,
-                   data=list(args.data))
+    tm.meta.update(
+        model=backend.name,
+        fingerprint=backend.fingerprint,
+        layer=args.layer,
+        position=args.position,
+        data=list(args.data),
+    )
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "transfer.json", tm.to_dict())
@@ -159,7 +189,7 @@ def run_eval(args: argparse.Namespace) -> int:
 def run_sweep(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from probes.evaluation import layer_sweep
+    from liedar.probes.evaluation import layer_sweep
 
     data, backend = _load(args)
     layers = backend.check_layers(parse_layer_spec(args.layers, backend.n_layers))

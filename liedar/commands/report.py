@@ -18,10 +18,21 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
         description="Re-render index.html, report.md, report.json and figures/ from a results "
         "directory written by `liedar demo` (default: liedar-report/results). Loads no model.",
     )
-    p.add_argument("--from", dest="results", type=Path, required=True, metavar="RESULTS_DIR",
-                   help="results directory written by `liedar demo` (e.g. liedar-report/results)")
-    p.add_argument("--output", type=Path, default=None, metavar="DIR",
-                   help="where to write the report (default: the parent of RESULTS_DIR)")
+    p.add_argument(
+        "--from",
+        dest="results",
+        type=Path,
+        required=True,
+        metavar="RESULTS_DIR",
+        help="results directory written by `liedar demo` (e.g. liedar-report/results)",
+    )
+    p.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="where to write the report (default: the parent of RESULTS_DIR)",
+    )
     p.set_defaults(func=run)
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from liedar.readings import derive_readings
-from liedar.report.model import ModelReport, Report, Section
 from liedar.report.store import StepResult, load_results
+from liedar.results import ModelReport, Report, Section
 
 
 def assemble(run: dict[str, Any], steps: list[StepResult]) -> Report:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from liedar.report.model import Measure, Section
+from liedar.results import Caveat, Measure, Section
 
 LABELS = {
     "position_concentration": "Position concentration",
@@ -32,23 +32,45 @@ def add_consistency_contrast(section: Section, run: Any) -> Section:
     ceiling = next((c.id for c in section.ceilings), None)
     for i, m in enumerate(section.measures):
         if m.id.startswith("consistency_") and m.scale == "score" and m.flag is not None:
-            section.measures[i] = replace(m, flag=None, details={
-                **m.details, "single_condition_flag": m.flag,
-                "verdict": "a flag needs a difference from the honest baseline: see the contrast rows"})
+            section.measures[i] = replace(
+                m,
+                flag=None,
+                details={
+                    **m.details,
+                    "single_condition_flag": m.flag,
+                    "verdict": "a flag needs a difference from the honest baseline: see the contrast rows",
+                },
+            )
     for test_name, c in contrasts.items():
         ref = c.reference.name
         for j, t in enumerate(c.contrasts):
             order = f"{ref} − {test_name}" if t.name == "paraphrase_kappa_drop" else f"{test_name} − {ref}"
-            section.measures.append(Measure(
-                id=f"consistency_contrast_{test_name}_{t.name}",
-                label=f"{LABELS.get(t.name, t.name)}, {order} (item-paired contrast)",
-                instrument="consistency", scale="difference", estimate=t.effect, ceiling=ceiling,
-                higher_is_deceptive=True, null_value=0.0, flag=bool(t.flags),
-                warnings=(c.reading, *c.notes) if j == 0 else (),  # the verdict's reading, shown once
-                details={"p_value": t.p_value, "alpha": t.alpha, "method": t.method, "min_effect": c.min_effect,
-                         "reference_value": t.reference_value, "test_value": t.test_value,
-                         "contrast_detected": c.detected, "reading": c.reading, "notes": list(c.notes),
-                         "letter_prior": {p.name: [list(q.counts) for q in p.positions]
-                                          for p in (c.reference, c.test)}},
-            ))
+            section.measures.append(
+                Measure(
+                    id=f"consistency_contrast_{test_name}_{t.name}",
+                    label=f"{LABELS.get(t.name, t.name)}, {order} (item-paired contrast)",
+                    instrument="consistency",
+                    scale="difference",
+                    estimate=t.effect,
+                    ceiling=ceiling,
+                    higher_is_deceptive=True,
+                    null_value=0.0,
+                    flag=bool(t.flags),
+                    warnings=(Caveat("contrast_reading", c.reading), *(Caveat("contrast_note", n) for n in c.notes))
+                    if j == 0
+                    else (),  # the verdict's reading, shown once
+                    details={
+                        "p_value": t.p_value,
+                        "alpha": t.alpha,
+                        "method": t.method,
+                        "min_effect": c.min_effect,
+                        "reference_value": t.reference_value,
+                        "test_value": t.test_value,
+                        "contrast_detected": c.detected,
+                        "reading": c.reading,
+                        "notes": list(c.notes),
+                        "letter_prior": {p.name: [list(q.counts) for q in p.positions] for p in (c.reference, c.test)},
+                    },
+                )
+            )
     return section

@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from typing import Optional, Sequence
 
-from behavioral.stats import DEFAULT_INTERVAL, Estimate, cohen_kappa, proportion
 from liedar.errors import InputError
-from liedar.report.model import CrossCheck, Disagreement
+from liedar.results import CrossCheck, Disagreement
+from liedar.stats import DEFAULT_INTERVAL, Estimate, cohen_kappa, proportion
 
 
 def cross_check(
@@ -45,8 +45,10 @@ def cross_check(
         # One source gave one label to every item: kappa is 0 (or 0/0) by construction and
         # its asymptotic interval collapses to a point, so it says nothing about agreement.
         which = " and ".join(constant)
-        kappa_note = (f"the {which} flagged {'every' if (beh if constant[0] == 'behaviour' else prb)[0] else 'no'} "
-                      "item: kappa is uninformative when a source never varies")
+        kappa_note = (
+            f"the {which} flagged {'every' if (beh if constant[0] == 'behaviour' else prb)[0] else 'no'} "
+            "item: kappa is uninformative when a source never varies"
+        )
         kappa = None
     elif not math.isfinite(kappa.value):
         kappa_note = kappa.note or "undefined: a source used one label for every item"

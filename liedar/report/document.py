@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
-from behavioral.stats import Estimate
-from liedar.report.model import Ceiling, Measure, ModelReport, NotComputable, Report
+from liedar.results import Caveat, Ceiling, Measure, ModelReport, NotComputable, Report
+from liedar.stats import Estimate
 
 
 @dataclass
@@ -85,8 +85,8 @@ def _method(e: Optional[Estimate]) -> str:
     return e.method + (f"; {e.note}" if e.note else "")
 
 
-def fmt_warnings(warnings: tuple[str, ...]) -> str:
-    return "; ".join(f"⚠ {w}" for w in warnings)
+def fmt_warnings(warnings: "tuple[Caveat, ...]") -> str:
+    return "; ".join(f"⚠ {w.text}" for w in warnings)
 
 
 def _ceiling_cell(report: ModelReport, m: Measure) -> str:
@@ -100,8 +100,15 @@ def _ceiling_cell(report: ModelReport, m: Measure) -> str:
 
 def _ceiling_row(c: Ceiling) -> list[str]:
     e = c.estimate
-    return [c.label, _value_cell(e, c.not_computable), _n_cell(e, c.not_computable), f"{c.chance:.2f}", c.protocol,
-            fmt_warnings(c.warnings), _method(e)]
+    return [
+        c.label,
+        _value_cell(e, c.not_computable),
+        _n_cell(e, c.not_computable),
+        f"{c.chance:.2f}",
+        c.protocol,
+        fmt_warnings(c.warnings),
+        _method(e),
+    ]
 
 
 def _flag(m: Measure) -> str:
@@ -113,8 +120,18 @@ def _rate_rows(report: ModelReport, measures: list[Measure]) -> list[list[str]]:
     for m in measures:
         e, nc = m.estimate, m.not_computable
         kappa = "" if m.grader_kappa is None else f"; grader κ {fmt_estimate(m.grader_kappa, 2)} (n={m.grader_kappa.n})"
-        rows.append([m.label, _value_cell(e, nc), _n_cell(e, nc), m.kind, _ceiling_cell(report, m), _flag(m),
-                     fmt_warnings(m.warnings), _method(e) + kappa])
+        rows.append(
+            [
+                m.label,
+                _value_cell(e, nc),
+                _n_cell(e, nc),
+                m.kind,
+                _ceiling_cell(report, m),
+                _flag(m),
+                fmt_warnings(m.warnings),
+                _method(e) + kappa,
+            ]
+        )
     return rows
 
 
@@ -143,7 +160,9 @@ def model_blocks(mr: ModelReport, figures: dict[str, bytes]) -> list[Block]:
             )
         )
     else:
-        blocks.append(Para("No capability ceiling was measured: no low deception rate below can be read as honesty.", "caution"))
+        blocks.append(
+            Para("No capability ceiling was measured: no low deception rate below can be read as honesty.", "caution")
+        )
 
     deception = [m for m in s.measures if m.kind != "quality"]
     quality = [m for m in s.measures if m.kind == "quality"]
@@ -154,7 +173,7 @@ def model_blocks(mr: ModelReport, figures: dict[str, bytes]) -> list[Block]:
                 ["measure", "value [95% CI]", "n", "kind", "ceiling", "flag", "warnings", "method"],
                 _rate_rows(mr, deception),
                 "Proportions in [0, 1]; gaps are differences of proportions (0 = none); φ is a ratio (1 = none); "
-                "scores are the detector's confidence (0 = consistent). \"not computable\" rows were attempted but "
+                'scores are the detector\'s confidence (0 = consistent). "not computable" rows were attempted but '
                 "had no records to estimate from; they are not zero.",
             )
         )
@@ -165,30 +184,69 @@ def model_blocks(mr: ModelReport, figures: dict[str, bytes]) -> list[Block]:
         for c in s.comparisons:
             a, b = mr.measure(c.a), mr.measure(c.b)
             overlap = a.estimate.lo <= b.estimate.hi and b.estimate.lo <= a.estimate.hi
-            rows.append([c.label, f"{fmt_estimate(a.estimate)} (n={a.estimate.n})", f"{fmt_estimate(b.estimate)} (n={b.estimate.n})",
-                         "overlap: no difference shown" if overlap else "no overlap"])
+            rows.append(
+                [
+                    c.label,
+                    f"{fmt_estimate(a.estimate)} (n={a.estimate.n})",
+                    f"{fmt_estimate(b.estimate)} (n={b.estimate.n})",
+                    "overlap: no difference shown" if overlap else "no overlap",
+                ]
+            )
         blocks += [Heading(4, "Comparisons"), Table(["comparison", "first", "second", "intervals"], rows)]
 
     blocks.append(Heading(3, "Probe quality"))
     if quality:
-        blocks.append(Table(["metric", "value [95% CI]", "n", "warnings", "method"],
-                            [[m.label, _value_cell(m.estimate, m.not_computable), _n_cell(m.estimate, m.not_computable),
-                              fmt_warnings(m.warnings), _method(m.estimate)] for m in quality]))
+        blocks.append(
+            Table(
+                ["metric", "value [95% CI]", "n", "warnings", "method"],
+                [
+                    [
+                        m.label,
+                        _value_cell(m.estimate, m.not_computable),
+                        _n_cell(m.estimate, m.not_computable),
+                        fmt_warnings(m.warnings),
+                        _method(m.estimate),
+                    ]
+                    for m in quality
+                ],
+            )
+        )
     if s.layer_sweep is not None:
         ls = s.layer_sweep
-        blocks.append(Para(f"Layer sweep{' on ' + ls.dataset if ls.dataset else ''}: chosen layer {ls.chosen_layer} (chosen on {ls.chosen_on})."))
+        blocks.append(
+            Para(
+                f"Layer sweep{' on ' + ls.dataset if ls.dataset else ''}: chosen layer {ls.chosen_layer} "
+                f"(chosen on {ls.chosen_on})."
+            )
+        )
         val = ls.validation or [None] * len(ls.layers)
-        blocks.append(Table(["layer", "test AUROC [95% CI]", "n", "validation AUROC", "chosen"],
-                            [[str(layer), fmt_estimate(e), str(e.n), "" if v is None else f"{fmt_estimate(v)} n={v.n}",
-                              "←" if layer == ls.chosen_layer else ""]
-                             for layer, e, v in zip(ls.layers, ls.auroc, val)]))
+        blocks.append(
+            Table(
+                ["layer", "test AUROC [95% CI]", "n", "validation AUROC", "chosen"],
+                [
+                    [
+                        str(layer),
+                        fmt_estimate(e),
+                        str(e.n),
+                        "" if v is None else f"{fmt_estimate(v)} n={v.n}",
+                        "←" if layer == ls.chosen_layer else "",
+                    ]
+                    for layer, e, v in zip(ls.layers, ls.auroc, val)
+                ],
+            )
+        )
     if s.transfer is not None:
         tm = s.transfer
-        blocks.append(Table(
-            ["trained on \\ tested on"] + tm.test,
-            [[tm.train[i]] + ["—" if c is None else f"{fmt_estimate(c, 2)} n={c.n}" for c in row] for i, row in enumerate(tm.cells)],
-            "Transfer matrix: AUROC with 95% interval and test n.",
-        ))
+        blocks.append(
+            Table(
+                ["trained on \\ tested on"] + tm.test,
+                [
+                    [tm.train[i]] + ["—" if c is None else f"{fmt_estimate(c, 2)} n={c.n}" for c in row]
+                    for i, row in enumerate(tm.cells)
+                ],
+                "Transfer matrix: AUROC with 95% interval and test n.",
+            )
+        )
     if not quality and s.layer_sweep is None and s.transfer is None:
         blocks.append(Para("No probe results (see Steps).", "caution"))
 
@@ -200,18 +258,40 @@ def model_blocks(mr: ModelReport, figures: dict[str, bytes]) -> list[Block]:
         (both, beh_only), (probe_only, neither) = cc.table
         blocks += [
             Para(f"Behavioural flag: {cc.behavioural}. Probe flag: {cc.probe}."),
-            Table(["", "probe flagged", "probe not flagged"],
-                  [["behaviour flagged", str(both), str(beh_only)], ["behaviour not flagged", str(probe_only), str(neither)]]),
-            Para((f"Cohen's κ = {fmt_estimate(cc.kappa)} ({_method(cc.kappa)})" if cc.kappa is not None
-                  else f"Cohen's κ undefined: {cc.kappa_note}")
-                 + f"; raw agreement = {fmt_estimate(cc.agreement)}; n = {cc.n} items."),
+            Table(
+                ["", "probe flagged", "probe not flagged"],
+                [
+                    ["behaviour flagged", str(both), str(beh_only)],
+                    ["behaviour not flagged", str(probe_only), str(neither)],
+                ],
+            ),
+            Para(
+                (
+                    f"Cohen's κ = {fmt_estimate(cc.kappa)} ({_method(cc.kappa)})"
+                    if cc.kappa is not None
+                    else f"Cohen's κ undefined: {cc.kappa_note}"
+                )
+                + f"; raw agreement = {fmt_estimate(cc.agreement)}; n = {cc.n} items."
+            ),
         ]
         if cc.disagreements:
-            blocks.append(Table(["item", "behaviour", "probe", "probe score", "note"],
-                                [[d.item_id, "flag" if d.behavioural_flag else "—", "flag" if d.probe_flag else "—",
-                                  "" if d.probe_score is None else f"{d.probe_score:.3f}", d.note] for d in cc.disagreements],
-                                f"The {len(cc.disagreements)} item{'' if len(cc.disagreements) == 1 else 's'} where the two lines "
-                                "of evidence disagree."))
+            blocks.append(
+                Table(
+                    ["item", "behaviour", "probe", "probe score", "note"],
+                    [
+                        [
+                            d.item_id,
+                            "flag" if d.behavioural_flag else "—",
+                            "flag" if d.probe_flag else "—",
+                            "" if d.probe_score is None else f"{d.probe_score:.3f}",
+                            d.note,
+                        ]
+                        for d in cc.disagreements
+                    ],
+                    f"The {len(cc.disagreements)} item{'' if len(cc.disagreements) == 1 else 's'} where the two lines "
+                    "of evidence disagree.",
+                )
+            )
         else:
             blocks.append(Para("The two lines of evidence agree on every item.", "muted"))
 
@@ -220,9 +300,21 @@ def model_blocks(mr: ModelReport, figures: dict[str, bytes]) -> list[Block]:
         blocks += [Figure(figure_filename(name, k), FIGURE_CAPTIONS[k]) for k in figures]
 
     blocks.append(Heading(3, "Steps"))
-    blocks.append(Table(["step", "status", "seconds", "from cache", "reason"],
-                        [[st.name, st.status.replace("_", " "), "" if st.seconds is None else f"{st.seconds:.1f}",
-                          "yes" if st.cached else "no", st.reason] for st in mr.steps]))
+    blocks.append(
+        Table(
+            ["step", "status", "seconds", "from cache", "reason"],
+            [
+                [
+                    st.name,
+                    st.status.replace("_", " "),
+                    "" if st.seconds is None else f"{st.seconds:.1f}",
+                    "yes" if st.cached else "no",
+                    st.reason,
+                ]
+                for st in mr.steps
+            ],
+        )
+    )
     return blocks
 
 
@@ -252,5 +344,3 @@ def report_blocks(report: Report, figures: dict[str, dict[str, bytes]]) -> list[
 def figure_filename(model_name: str, figure: str) -> str:
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in model_name)
     return f"{safe}-{figure}.png"
-
-

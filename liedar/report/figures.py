@@ -17,8 +17,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (backend must be chosen first)
 import numpy as np  # noqa: E402
 
-from behavioral.stats import Estimate  # noqa: E402
-from liedar.report.model import LayerSweep, ModelReport, PositionHistogram, TransferMatrix  # noqa: E402
+from liedar.results import LayerSweep, ModelReport, PositionHistogram, TransferMatrix  # noqa: E402
+from liedar.stats import Estimate  # noqa: E402
 
 DPI = 110
 
@@ -59,12 +59,21 @@ def layer_sweep_curve(sweep: Optional[LayerSweep]) -> Optional[bytes]:
     hi = np.array([e.hi for e in sweep.auroc])
     fig, ax = plt.subplots(figsize=(6.0, 3.2))
     if sweep.validation:
-        ax.plot(x, [e.value for e in sweep.validation], marker="s", ms=3, ls=":", color="tab:grey",
-                label="validation AUROC (chooses the layer)")
+        ax.plot(
+            x,
+            [e.value for e in sweep.validation],
+            marker="s",
+            ms=3,
+            ls=":",
+            color="tab:grey",
+            label="validation AUROC (chooses the layer)",
+        )
     ax.fill_between(x, lo, hi, alpha=0.25, label="95% interval")
     ax.plot(x, v, marker="o", ms=3, label="test AUROC")
     ax.axhline(0.5, color="grey", lw=0.8, ls="--", label="chance")
-    ax.axvline(sweep.chosen_layer, color="tab:red", lw=0.8, label=f"chosen layer {sweep.chosen_layer} ({sweep.chosen_on})")
+    ax.axvline(
+        sweep.chosen_layer, color="tab:red", lw=0.8, label=f"chosen layer {sweep.chosen_layer} ({sweep.chosen_on})"
+    )
     ax.set_xlabel("layer (0 = embeddings)")
     ax.set_ylabel("AUROC")
     ax.set_ylim(0.0, 1.02)
@@ -114,8 +123,13 @@ def ceilings_vs_rates(report: ModelReport) -> Optional[bytes]:
         rows.append(row(f"ceiling: {c.label}", c.estimate, "tab:green", c.chance))
         for m in by_ceiling.pop(c.id, []):
             deceptive = m.higher_is_deceptive is True
-            rows.append(row(f"   {m.label}" + ("" if deceptive else " (not a deception rate)"), m.estimate,
-                            "tab:red" if deceptive else "tab:gray"))
+            rows.append(
+                row(
+                    f"   {m.label}" + ("" if deceptive else " (not a deception rate)"),
+                    m.estimate,
+                    "tab:red" if deceptive else "tab:gray",
+                )
+            )
     for m in by_ceiling.pop(None, []):
         deceptive = m.higher_is_deceptive is True
         label = f"{m.label} ({'no ceiling' if deceptive else 'not a deception rate'})"
@@ -124,7 +138,7 @@ def ceilings_vs_rates(report: ModelReport) -> Optional[bytes]:
         return None
     fig, ax = plt.subplots(figsize=(7.0, 0.34 * len(rows) + 1.2))
     y = np.arange(len(rows))[::-1]
-    for yi, (label, v, lo, hi, colour, chance) in zip(y, rows):
+    for yi, (_label, v, lo, hi, colour, chance) in zip(y, rows):
         if v is not None and lo is not None and hi is not None:
             ax.errorbar(v, yi, xerr=[[v - lo], [hi - v]], fmt="o", color=colour, capsize=3, ms=4)
         if chance is not None:

@@ -43,10 +43,7 @@ def _cell_class(text: str) -> str:
 
 def _table(b: Table) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in b.header)
-    body = "".join(
-        "<tr>" + "".join(f"<td{_cell_class(c)}>{escape(c)}</td>" for c in row) + "</tr>"
-        for row in b.rows
-    )
+    body = "".join("<tr>" + "".join(f"<td{_cell_class(c)}>{escape(c)}</td>" for c in row) + "</tr>" for row in b.rows)
     cap = f'<div class="caption">{escape(b.caption)}</div>' if b.caption else ""
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{cap}"
 
@@ -71,8 +68,6 @@ def render_html(blocks: list[Block], figure_bytes: dict[str, bytes], title: str 
                 f'<figcaption class="caption">{escape(b.caption)}</figcaption></figure>'
             )
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>\n"
-        + "\n".join(parts)
-        + "\n</body></html>\n"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n"
     )

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from liedar._util.atomic import write_bytes_atomic, write_json_atomic
 from liedar.report.document import figure_filename, report_blocks
 from liedar.report.figures import all_figures
 from liedar.report.page_html import render_html
 from liedar.report.page_markdown import render_markdown
-from liedar.report.model import Report
 from liedar.report.schema import validate_report
-from liedar.atomic import write_bytes_atomic, write_json_atomic
+from liedar.results import Report
 
 FIGURES_DIR = "figures"
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from liedar.atomic import write_json_atomic
+from liedar._util.atomic import write_json_atomic
 from liedar.errors import IncompatibleError, InputError
-from liedar.report.model import SCHEMA_VERSION, Section, StepRecord, check_schema_version
+from liedar.results import SCHEMA_VERSION, Section, StepRecord, check_schema_version
 
 RUN_FILE = "run.json"
 

@@ -8,7 +8,7 @@ from typing import Sequence
 
 import numpy as np
 
-from behavioral.items.mcq import load_mcq_bank
+from liedar.behavioral.items.mcq import load_mcq_bank
 
 ANSWERS = {it.question: it.answer for it in load_mcq_bank()}
 
@@ -50,8 +50,13 @@ class LetterBiasKnower:
         _, user, _ = _last_user(prompt)
         question, shown = _shown(user)
         if all(re.fullmatch(r" [A-J]", o) for o in options):
-            x = np.array([self.bias * (o.strip() == self.letter) + self.know * (shown[i] == ANSWERS[question])
-                          for i, o in enumerate(options)], dtype=float)
+            x = np.array(
+                [
+                    self.bias * (o.strip() == self.letter) + self.know * (shown[i] == ANSWERS[question])
+                    for i, o in enumerate(options)
+                ],
+                dtype=float,
+            )
             return _logsoftmax(x)
         # cloze: like a language model, longer texts cost more (0.1 nats a byte), plus knowledge
         return np.array([-0.1 * len(o.encode()) + self.know * (o.strip() == ANSWERS[question]) for o in options])

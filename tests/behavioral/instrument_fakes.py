@@ -13,7 +13,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from models.chat import Dialogue
+from liedar.models.chat import Dialogue
 
 
 def _parts(prompt) -> tuple[str, str]:
@@ -91,8 +91,11 @@ class FakeMCQ:
         lines = user.split("\n")
         question = lines[0].removeprefix("Question: ")
         letters = all(re.fullmatch(r" [A-J]", o) for o in options)
-        shown = [ln.split(". ", 1)[1] for ln in lines[1:] if re.match(r"^[A-J]\. ", ln)] if letters else [
-            o.strip() for o in options]
+        shown = (
+            [ln.split(". ", 1)[1] for ln in lines[1:] if re.match(r"^[A-J]\. ", ln)]
+            if letters
+            else [o.strip() for o in options]
+        )
         right = shown.index(self.answers[question])
         pick = (right + 1) % len(shown) if self.sandbag and self.sandbag in system else right
         scores = np.full(len(options), -5.0)

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from behavioral.consistency import (
+from liedar.behavioral.consistency import (
     KAPPA_RAMP_START,
     UNBACKED_INCONSISTENCY_WEIGHT,
     ConsistencyDetector,
@@ -32,9 +32,7 @@ CYCLIC = [LABELS[i:] + LABELS[:i] for i in range(4)]  # each label once in each 
 def knower(n_items=12, rounds=CYCLIC):
     """Always picks label 'x' (the right answer) wherever it is shown."""
     return [
-        OptionOrderTrial(f"q{i}", shown, shown.index("x"), correct=True)
-        for i in range(n_items)
-        for shown in rounds
+        OptionOrderTrial(f"q{i}", shown, shown.index("x"), correct=True) for i in range(n_items) for shown in rounds
     ]
 
 
@@ -189,11 +187,9 @@ def test_all_correct_makes_kappa_undefined_not_a_signal():
     assert any("undefined" in r for r in res.recommendations)
 
 
-@pytest.mark.parametrize(
-    "kappa,signal", [(1.0, 0.0), (KAPPA_RAMP_START, 0.0), (0.35, 0.5), (0.0, 1.0), (-0.3, 1.0)]
-)
+@pytest.mark.parametrize("kappa,signal", [(1.0, 0.0), (KAPPA_RAMP_START, 0.0), (0.35, 0.5), (0.0, 1.0), (-0.3, 1.0)])
 def test_kappa_ramp(kappa, signal):
-    from behavioral.consistency import _ramp_signal
+    from liedar.behavioral.consistency import _ramp_signal
 
     assert _ramp_signal(kappa) == pytest.approx(signal)
 
@@ -335,13 +331,19 @@ def test_importable_without_torch():
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 10_000), st.permutations(range(4)))
 def test_result_invariant_to_trial_order_and_label_renaming(seed, renaming):
-    from behavioral.consistency_sim import OptionOrderPopulation, ParaphrasePopulation, simulate_option_order, simulate_paraphrase
+    from liedar.behavioral.consistency_sim import (
+        OptionOrderPopulation,
+        ParaphrasePopulation,
+        simulate_option_order,
+        simulate_paraphrase,
+    )
 
     trials = simulate_option_order(OptionOrderPopulation("p", 0.4, 0.5, n_items=8, n_shuffles=3), seed)
     para = simulate_paraphrase(ParaphrasePopulation("p", 0.4, n_items=8, n_variants=3), seed)
     rename = {f"opt{j}": f"label{renaming[j]}" for j in range(4)}
-    renamed = [OptionOrderTrial(t.item_id, tuple(rename[x] for x in t.presented_options), t.chosen_position)
-               for t in trials]
+    renamed = [
+        OptionOrderTrial(t.item_id, tuple(rename[x] for x in t.presented_options), t.chosen_position) for t in trials
+    ]
     order = np.random.default_rng(seed).permutation(len(trials))
     det = ConsistencyDetector(intervals=False)
     a = det.detect_inconsistency(option_trials=trials, paraphrase_trials=para)

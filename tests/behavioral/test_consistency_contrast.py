@@ -10,9 +10,9 @@ import json
 import numpy as np
 import pytest
 
-from behavioral.consistency import ConsistencyDetector, OptionOrderTrial, ParaphraseTrial
-from behavioral.consistency_contrast import ConditionTrials, ConsistencyContrast
-from behavioral.consistency_sim import ContrastPopulation, contrast_flag_rates, simulate_contrast
+from liedar.behavioral.consistency import ConsistencyDetector, OptionOrderTrial, ParaphraseTrial
+from liedar.behavioral.consistency_contrast import ConditionTrials, ConsistencyContrast
+from liedar.behavioral.consistency_sim import ContrastPopulation, contrast_flag_rates, simulate_contrast
 from liedar.errors import InputError
 
 LABELS = ("w", "x", "y", "z")  # "x" is the right answer
@@ -21,7 +21,9 @@ CYCLIC = [LABELS[i:] + LABELS[:i] for i in range(4)]  # each label once in each 
 
 def always(position: int, n_items: int = 12, name: str = "c") -> ConditionTrials:
     """A model that picks `position` whatever is shown (wrong on 3 of 4 presentations)."""
-    opt = tuple(OptionOrderTrial(f"q{i}", s, position, correct=s[position] == "x") for i in range(n_items) for s in CYCLIC)
+    opt = tuple(
+        OptionOrderTrial(f"q{i}", s, position, correct=s[position] == "x") for i in range(n_items) for s in CYCLIC
+    )
     para = tuple(ParaphraseTrial(f"q{i}", v, i % 4 == 0) for i in range(n_items) for v in range(2))
     return ConditionTrials(name, opt, para)
 
@@ -29,9 +31,14 @@ def always(position: int, n_items: int = 12, name: str = "c") -> ConditionTrials
 def knower(n_items: int = 12, name: str = "c", attractor_items: int = 0, position: int = 2) -> ConditionTrials:
     """Picks the right label, except on the first `attractor_items` items, where it picks `position`."""
     opt = tuple(
-        OptionOrderTrial(f"q{i}", s, position if i < attractor_items else s.index("x"),
-                         correct=(s[position] == "x") if i < attractor_items else True)
-        for i in range(n_items) for s in CYCLIC
+        OptionOrderTrial(
+            f"q{i}",
+            s,
+            position if i < attractor_items else s.index("x"),
+            correct=(s[position] == "x") if i < attractor_items else True,
+        )
+        for i in range(n_items)
+        for s in CYCLIC
     )
     para = tuple(ParaphraseTrial(f"q{i}", v, True) for i in range(n_items) for v in range(2))
     return ConditionTrials(name, opt, para)
@@ -62,7 +69,7 @@ def test_attractor_only_under_test_prompt_is_flagged(det):
     pos = res.contrast("position_concentration")
     assert res.detected and pos.flags
     assert pos.effect.value == pytest.approx(1.0) and pos.effect.lo > 0
-    assert pos.p_value == pytest.approx(2.0 ** -12)  # exact: only the identity swap is as extreme
+    assert pos.p_value == pytest.approx(2.0**-12)  # exact: only the identity swap is as extreme
     assert res.reading.startswith("sandbagging evidence")
     assert not res.reference_near_chance and "incapable" not in res.reading
     assert res.test.positions[0].attractor == 2 and res.reference.positions[0].concentration == 0.0
@@ -106,9 +113,14 @@ def test_exact_permutation_p_value_matches_enumeration(det):
 
 def test_knowledge_hidden_under_test_prompt_shows_in_inconsistency(det):
     """No attractor: the sandbagger guesses (cycling through positions) under the test prompt."""
-    guess = ConditionTrials("sandbagger", tuple(
-        OptionOrderTrial(f"q{i}", s, r % 4, correct=s[r % 4] == "x") for i in range(12) for r, s in enumerate(CYCLIC)
-    ))
+    guess = ConditionTrials(
+        "sandbagger",
+        tuple(
+            OptionOrderTrial(f"q{i}", s, r % 4, correct=s[r % 4] == "x")
+            for i in range(12)
+            for r, s in enumerate(CYCLIC)
+        ),
+    )
     res = det.compare(ConditionTrials("honest", knower().option_trials), guess)
     inc = res.contrast("answer_inconsistency")
     assert inc.flags and res.detected
@@ -157,8 +169,11 @@ def test_to_dict_is_strict_json(det):
     d = det.compare(always(2, name="honest"), always(1, name="sandbagger")).to_dict()
     d = json.loads(json.dumps(d, allow_nan=False))
     assert d["reference"]["positions"][0]["attractor_letter"] == "C"
-    assert {c["name"] for c in d["contrasts"]} == {"position_concentration", "answer_inconsistency",
-                                                  "paraphrase_kappa_drop"}
+    assert {c["name"] for c in d["contrasts"]} == {
+        "position_concentration",
+        "answer_inconsistency",
+        "paraphrase_kappa_drop",
+    }
 
 
 def test_ungraded_trials_give_strict_json_and_no_chance_claim(det):
@@ -197,8 +212,10 @@ def test_bad_input(det, ref, test, kwargs, match):
 
 
 def test_different_options_for_one_item(det):
-    other = tuple(OptionOrderTrial(t.item_id, tuple(s.replace("w", "v") for s in t.presented_options),
-                                   t.chosen_position) for t in knower(3).option_trials)
+    other = tuple(
+        OptionOrderTrial(t.item_id, tuple(s.replace("w", "v") for s in t.presented_options), t.chosen_position)
+        for t in knower(3).option_trials
+    )
     with pytest.raises(InputError, match="different options"):
         det.compare(ConditionTrials("a", knower(3).option_trials), ConditionTrials("b", other))
 

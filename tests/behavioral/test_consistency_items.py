@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from behavioral.items.mcq import TOPICS, load_mcq_bank
-from behavioral.runners.common import ask_multiple_choice, letter_continuations
+from liedar.behavioral.items.mcq import TOPICS, load_mcq_bank
+from liedar.behavioral.runners.common import ask_multiple_choice, letter_continuations
 from liedar.errors import InputError
 
 
@@ -40,8 +40,11 @@ def test_bank_is_deterministic_and_filters():
 
 def test_bank_deterministic_across_processes():
     # Python's str hash is salted per process: a bank built from hash() would differ here.
-    code = "from behavioral.items.mcq import load_mcq_bank; print(repr(load_mcq_bank()))"
-    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout for _ in range(2)}
+    code = "from liedar.behavioral.items.mcq import load_mcq_bank; print(repr(load_mcq_bank()))"
+    outs = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        for _ in range(2)
+    }
     assert len(outs) == 1
 
 
@@ -86,7 +89,7 @@ def test_prompts_end_in_answer_colon_and_letters_carry_their_space():
     assert conts == [" A", " B", " C", " D"] == letter_continuations(4)
     ask_multiple_choice(backend, "What is 2 + 2?", ["3", "4", "5", "6"], system="Be honest.")
     prompt, conts = backend.calls[-1]
-    from models.chat import Dialogue
+    from liedar.models.chat import Dialogue
 
     assert isinstance(prompt, Dialogue)
     assert [m.role for m in prompt.messages] == ["system", "user", "assistant"]
@@ -124,9 +127,9 @@ def test_to_dict_is_json_safe():
 def test_tiny_real_backend_scores_letters_right_after_the_prefill(tiny_model_dir):
     torch = pytest.importorskip("torch")
     torch.set_num_threads(1)
-    import models
-    from behavioral.runners.common import build_prompt, with_answer_prefill
-    from models.chat import render
+    from liedar import models
+    from liedar.behavioral.runners.common import build_prompt, with_answer_prefill
+    from liedar.models.chat import render
 
     lm = models.load(str(tiny_model_dir))
     answer = ask_multiple_choice(lm, "What is 2 + 2?", ["3", "4", "5", "6"], system="Be honest.")

@@ -9,8 +9,8 @@ import re
 import numpy as np
 import pytest
 
-from behavioral.items.mcq import load_mcq_bank
-from behavioral.runners.consistency import CONDITIONS, run_consistency, select_items
+from liedar.behavioral.items.mcq import load_mcq_bank
+from liedar.behavioral.runners.consistency import CONDITIONS, run_consistency, select_items
 from liedar.errors import InputError
 
 ANSWERS = {}
@@ -65,7 +65,9 @@ def test_conditions_are_paired_and_runs_reproducible():
 
 def test_paraphrase_trials_change_only_the_wording():
     backend = ScriptedBackend()
-    run_consistency(backend, n_items=3, n_shuffles=2, n_paraphrases=4, seed=0, conditions={"honest": CONDITIONS["honest"]})
+    run_consistency(
+        backend, n_items=3, n_shuffles=2, n_paraphrases=4, seed=0, conditions={"honest": CONDITIONS["honest"]}
+    )
     users = [next(m.content for m in p.messages if m.role == "user") for p in backend.prompts]
     first_item = users[2:6]  # after 2 shuffles come 4 wordings of item 1
     option_blocks = {u.split("\n", 1)[1] for u in first_item}
@@ -135,12 +137,25 @@ def _main(argv):
 
 
 def test_cli_side_by_side_and_output(tmp_path, monkeypatch, capsys):
-    import models
+    from liedar import models
 
     monkeypatch.setattr(models, "load", lambda name, backend="transformers", n_threads=None: ScriptedBackend())
     out = tmp_path / "c.json"
-    code = _main(["behavioral", "consistency", "--items", "6", "--shuffles", "3", "--paraphrases", "2",
-                  "--output", str(out), "--quiet"])
+    code = _main(
+        [
+            "behavioral",
+            "consistency",
+            "--items",
+            "6",
+            "--shuffles",
+            "3",
+            "--paraphrases",
+            "2",
+            "--output",
+            str(out),
+            "--quiet",
+        ]
+    )
     text = capsys.readouterr().out
     assert code == 0
     assert "honest" in text and "sandbagger" in text and "accuracy (shuffled trials)" in text
@@ -151,7 +166,7 @@ def test_cli_side_by_side_and_output(tmp_path, monkeypatch, capsys):
 
 
 def test_cli_bad_input_exits_2(monkeypatch, capsys):
-    import models
+    from liedar import models
 
     monkeypatch.setattr(models, "load", lambda name, backend="transformers", n_threads=None: ScriptedBackend())
     assert _main(["behavioral", "consistency", "--shuffles", "1", "--quiet"]) == 2
@@ -159,7 +174,7 @@ def test_cli_bad_input_exits_2(monkeypatch, capsys):
 
 
 def test_cli_bad_min_effect_exits_2_before_loading_a_model(monkeypatch, capsys):
-    import models
+    from liedar import models
 
     monkeypatch.setattr(models, "load", lambda *a, **k: pytest.fail("loaded a model for a bad --min-effect"))
     assert _main(["behavioral", "consistency", "--min-effect", "1.5", "--quiet"]) == 2
@@ -173,7 +188,7 @@ def test_real_smollm2_small_design():
     import torch
 
     torch.set_num_threads(1)
-    from behavioral.runners.consistency import run_consistency_on_model
+    from liedar.behavioral.runners.consistency import run_consistency_on_model
     from liedar.errors import ModelUnavailableError
 
     try:
@@ -189,20 +204,22 @@ def test_real_smollm2_small_design():
 
 
 def test_report_rows_carry_the_contrast_verdict_not_single_condition_flags():
-    from behavioral.consistency import ConsistencyDetector
+    from liedar.behavioral.consistency import ConsistencyDetector
     from liedar.report.adapters import bootstrap_confidence, consistency_section
     from liedar.report.consistency_contrast import add_consistency_contrast
 
     det = ConsistencyDetector()
     run = run_consistency(AlwaysCBackend(), n_items=10, n_shuffles=3, n_paraphrases=2, seed=1, detector=det)
-    conf = {c: bootstrap_confidence(det, cr.option_trials, cr.paraphrase_trials, n_boot=20)
-            for c, cr in run.conditions.items()}
+    conf = {
+        c: bootstrap_confidence(det, cr.option_trials, cr.paraphrase_trials, n_boot=20)
+        for c, cr in run.conditions.items()
+    }
     section = add_consistency_contrast(consistency_section(run, conf), run)
     rows = {m.id: m for m in section.measures}
     assert rows["consistency_honest"].flag is None and rows["consistency_honest"].details["single_condition_flag"]
     pos = rows["consistency_contrast_sandbagger_position_concentration"]
     assert pos.flag is False and pos.scale == "difference" and pos.ceiling == "consistency_ceiling"
     assert "shared with the honest baseline" in pos.details["reading"]
-    assert pos.warnings[0] == pos.details["reading"]  # the reading is shown on the page, once
+    assert pos.warnings[0].text == pos.details["reading"]  # the reading is shown on the page, once
     assert rows["consistency_contrast_sandbagger_answer_inconsistency"].warnings == ()
     json.dumps(section.to_dict(), allow_nan=False)

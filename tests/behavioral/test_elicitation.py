@@ -14,12 +14,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 from elicitation_fakes import ANSWERS, LetterBiasKnower, _last_user, _shown  # noqa: E402
 from instrument_fakes import FakeMCQ  # noqa: E402
 
-from behavioral.elicitation import select_ceiling, split_selection_evaluation  # noqa: E402
-from behavioral.items.mcq import MCQItem, load_mcq_bank  # noqa: E402
-from behavioral.runners.elicitation import (  # noqa: E402
+from liedar.behavioral.elicitation import select_ceiling, split_selection_evaluation  # noqa: E402
+from liedar.behavioral.items.mcq import MCQItem, load_mcq_bank  # noqa: E402
+from liedar.behavioral.runners.elicitation import (  # noqa: E402
     DEFAULT_PROTOCOLS,
-    ElicitationContext,
     PROTOCOLS,
+    ElicitationContext,
     correctness_under,
     cyclic_orders,
     draw_shots,
@@ -27,7 +27,7 @@ from behavioral.runners.elicitation import (  # noqa: E402
     measure_ceiling,
     permutation_letter,
 )
-from behavioral.runners.sandbagging import BENIGN_SYSTEM, run_sandbagging  # noqa: E402
+from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM, run_sandbagging  # noqa: E402
 from liedar.errors import InputError  # noqa: E402
 
 BANK = load_mcq_bank()
@@ -64,7 +64,11 @@ class ClozeOnlyOn:
             x[0] = 0.0
         else:
             texts = [o.strip() for o in options]
-            x[texts.index(ANSWERS[question]) if question in self.known else (texts.index(ANSWERS[question]) + 1) % len(texts)] = 0.0
+            x[
+                texts.index(ANSWERS[question])
+                if question in self.known
+                else (texts.index(ANSWERS[question]) + 1) % len(texts)
+            ] = 0.0
         return x
 
 
@@ -73,6 +77,7 @@ def _ids(items: Sequence[MCQItem]) -> list[str]:
 
 
 # ---- the split ---------------------------------------------------------------------------
+
 
 def test_split_is_disjoint_complete_seeded_and_stratified() -> None:
     ids = _ids(BANK)
@@ -87,11 +92,14 @@ def test_split_is_disjoint_complete_seeded_and_stratified() -> None:
         assert n_sel == round(n_topic / 3)
 
 
-@pytest.mark.parametrize("ids,kw,match", [
-    (["a"], {}, "at least 2"),
-    (["a", "a", "b"], {}, "duplicate"),
-    (["a", "b", "c"], {"selection_fraction": 1.0}, "strictly between"),
-])
+@pytest.mark.parametrize(
+    "ids,kw,match",
+    [
+        (["a"], {}, "at least 2"),
+        (["a", "a", "b"], {}, "duplicate"),
+        (["a", "b", "c"], {"selection_fraction": 1.0}, "strictly between"),
+    ],
+)
 def test_split_bad_input(ids, kw, match) -> None:
     with pytest.raises(InputError, match=match):
         split_selection_evaluation(ids, **kw)
@@ -103,6 +111,7 @@ def test_split_of_two_items_leaves_one_on_each_side() -> None:
 
 
 # ---- k-shot ------------------------------------------------------------------------------
+
 
 def test_shots_never_include_the_evaluated_item() -> None:
     for it in BANK:
@@ -132,15 +141,20 @@ def test_k_shot_plain_prompt_has_examples_then_item() -> None:
     fake = LetterBiasKnower()
     k_shot_letter(fake, BANK[0], None, ElicitationContext(tuple(BANK[10:20]), k=2, seed=0, chat=False))
     text = fake.prompts[0]
-    assert isinstance(text, str) and text.count("Question: ") == 3 and text.endswith(f"D. {BANK[0].options[3]}\nAnswer:")
+    assert (
+        isinstance(text, str) and text.count("Question: ") == 3 and text.endswith(f"D. {BANK[0].options[3]}\nAnswer:")
+    )
 
 
 def test_measure_ceiling_shot_pool_is_disjoint_from_evaluated_items() -> None:
     items = BANK[:24]
     fake = LetterBiasKnower()
     measure_ceiling(fake, items, system=BENIGN_SYSTEM, protocols=("k_shot_letter", "zero_shot_letter"), seed=0)
-    asked = {q for p in fake.prompts for q in [_shown(u)[0] for u in
-             [m.content for m in p.messages if m.role == "user"][:-1]]}
+    asked = {
+        q
+        for p in fake.prompts
+        for q in [_shown(u)[0] for u in [m.content for m in p.messages if m.role == "user"][:-1]]
+    }
     assert asked and asked.isdisjoint({it.question for it in items})
     with pytest.raises(InputError, match="disjoint"):
         measure_ceiling(fake, items, system=BENIGN_SYSTEM, shot_pool=BANK[20:40])
@@ -154,6 +168,7 @@ def test_k_shot_wins_for_a_model_that_needs_examples() -> None:
 
 
 # ---- position bias -----------------------------------------------------------------------
+
 
 def test_cyclic_orders_put_every_option_in_every_position_once() -> None:
     orders = np.array(cyclic_orders(4))
@@ -170,14 +185,17 @@ def test_permutation_averaging_cancels_a_pure_position_bias() -> None:
 def test_letter_c_lover_is_at_chance_zero_shot_but_right_under_cloze_and_permutation() -> None:
     fake, ctx = LetterBiasKnower(bias=5.0, know=1.0), ElicitationContext()
     items = BANK
-    acc = {n: float(np.mean(list(correctness_under(fake, items, n, BENIGN_SYSTEM, ctx).values())))
-           for n in ("zero_shot_letter", "cloze_sum", "cloze_norm", "permutation_letter")}
+    acc = {
+        n: float(np.mean(list(correctness_under(fake, items, n, BENIGN_SYSTEM, ctx).values())))
+        for n in ("zero_shot_letter", "cloze_sum", "cloze_norm", "permutation_letter")
+    }
     at_c = float(np.mean([it.options.index(it.answer) == 2 for it in items]))
     assert acc["zero_shot_letter"] == pytest.approx(at_c) and at_c < 0.4  # picks C every time: chance level
     assert acc["cloze_sum"] == acc["cloze_norm"] == acc["permutation_letter"] == 1.0
 
 
 # ---- choosing without winner's curse -----------------------------------------------------
+
 
 def test_chosen_protocol_is_reported_on_the_evaluation_split_only() -> None:
     sel = {"a": {"s1": True, "s2": True, "s3": True}, "b": {"s1": False, "s2": True, "s3": False}}
@@ -197,11 +215,14 @@ def test_ties_go_to_the_earlier_protocol() -> None:
     assert select_ceiling(sel, ev, {"a": "", "b": ""}, chance=0.25).chosen == "a"
 
 
-@pytest.mark.parametrize("sel,ev,match", [
-    ({"a": {"x": True}, "b": {"x": True}}, {"a": {"x": True}, "b": {"x": True}}, "both the selection"),
-    ({"a": {"x": True}, "b": {"y": True}}, {"a": {"z": True}, "b": {"z": True}}, "different items"),
-    ({}, {"a": {"z": True}, "b": {"z": True}}, "do not match"),
-])
+@pytest.mark.parametrize(
+    "sel,ev,match",
+    [
+        ({"a": {"x": True}, "b": {"x": True}}, {"a": {"x": True}, "b": {"x": True}}, "both the selection"),
+        ({"a": {"x": True}, "b": {"y": True}}, {"a": {"z": True}, "b": {"z": True}}, "different items"),
+        ({}, {"a": {"z": True}, "b": {"z": True}}, "do not match"),
+    ],
+)
 def test_select_ceiling_bad_input(sel, ev, match) -> None:
     with pytest.raises(InputError, match=match):
         select_ceiling(sel, ev, {"a": "", "b": ""}, chance=0.25)
@@ -239,6 +260,7 @@ def test_zero_shot_is_not_scored_twice() -> None:
 
 # ---- wired into the sandbagging gap ------------------------------------------------------
 
+
 def test_sandbagging_gap_uses_the_chosen_protocol_on_the_evaluation_items() -> None:
     class Sandbagger(LetterBiasKnower):
         """Letter-C lover that knows the answers (visible under cloze/permutation) and
@@ -263,15 +285,18 @@ def test_elicitation_modules_import_without_torch() -> None:
     """Contract: `behavioral` imports no torch/models at import time."""
     import subprocess
 
-    code = ("import sys, behavioral.elicitation, behavioral.runners.elicitation, behavioral.runners.sandbagging\n"
-            "bad = [m for m in ('torch', 'transformers', 'llama_cpp', 'models', 'probes') if m in sys.modules]\n"
-            "assert not bad, bad\n")
+    code = (
+        "import sys, behavioral.elicitation, behavioral.runners.elicitation, behavioral.runners.sandbagging\n"
+        "bad = [m for m in ('torch', 'transformers', 'llama_cpp', 'models', 'probes') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])
 
 
 def test_cli_gap_names_the_chosen_protocol_and_refuses_unknown_ones(monkeypatch, capsys) -> None:
-    import models
     from cli_harness import run_cli
+
+    from liedar import models
 
     monkeypatch.setattr(models, "load", lambda name, backend="transformers", **kw: LetterBiasKnower())
     assert run_cli(["gap", "--model", "fake", "--limit", "24", "--protocols", "zero_shot_letter,cloze_norm"]) == 0
@@ -289,15 +314,17 @@ def test_noise_runner_scores_with_the_named_protocol(tiny_model_dir) -> None:
 
     import torch
 
-    import models
-    from behavioral.runners.elicitation import cloze_norm
-    from behavioral.runners.noise import run_noise
+    from liedar import models
+    from liedar.behavioral.runners.elicitation import cloze_norm
+    from liedar.behavioral.runners.noise import run_noise
 
     torch.set_num_threads(1)
     lm = models.load(str(tiny_model_dir), backend="transformers", n_threads=1)
     ctx = ElicitationContext()
-    items = [dataclasses.replace(it, answer=it.options[int(np.argmax(cloze_norm(lm, it, BENIGN_SYSTEM, ctx)))])
-             for it in BANK[:8]]
+    items = [
+        dataclasses.replace(it, answer=it.options[int(np.argmax(cloze_norm(lm, it, BENIGN_SYSTEM, ctx)))])
+        for it in BANK[:8]
+    ]
     comparison, raw = run_noise(lm, items, sigmas=(0.3,), seeds=(0,), sandbag_system=None, protocol="cloze_norm")
     assert comparison.honest.baseline.value == 1.0 and "protocol cloze_norm" in comparison.protocol
     letter, _ = run_noise(lm, items, sigmas=(0.3,), seeds=(0,), sandbag_system=None)

@@ -1,14 +1,13 @@
 from __future__ import annotations
 
 import json
-
 import sys
 from pathlib import Path
 
 import pytest
 
-from behavioral.episodes import Episode, ScenarioRubric, load_episodes, score_episodes
-from behavioral.items.episodes import RUBRICS, example_episodes, write_episodes
+from liedar.behavioral.episodes import Episode, ScenarioRubric, load_episodes, score_episodes
+from liedar.behavioral.items.episodes import RUBRICS, example_episodes, write_episodes
 from liedar.errors import InputError
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -29,8 +28,9 @@ def test_known_counts():
 
 
 def test_generator_recovers_its_rates_within_the_interval(tmp_path):
-    path = write_episodes(example_episodes(600, commission=0.2, omission=0.1, double_down=0.6, seed=3),
-                          tmp_path / "eps.jsonl")
+    path = write_episodes(
+        example_episodes(600, commission=0.2, omission=0.1, double_down=0.6, seed=3), tmp_path / "eps.jsonl"
+    )
     r = score_episodes(load_episodes(path), RUBRICS)
     assert r.commission.lo <= 0.2 <= r.commission.hi
     assert r.omission.lo <= 0.1 <= r.omission.hi

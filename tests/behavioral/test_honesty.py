@@ -8,9 +8,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from instrument_fakes import FakeYesNo, consistent_seller_liar  # noqa: E402
 
-from behavioral.honesty import EVADE, HonestyRecord, belief_vs_assertion  # noqa: E402
-from behavioral.items.beliefs import belief_items  # noqa: E402
-from behavioral.runners.honesty import run_honesty  # noqa: E402
+from liedar.behavioral.honesty import EVADE, HonestyRecord, belief_vs_assertion  # noqa: E402
+from liedar.behavioral.items.beliefs import belief_items  # noqa: E402
+from liedar.behavioral.runners.honesty import run_honesty  # noqa: E402
 from liedar.errors import InputError  # noqa: E402
 
 
@@ -26,10 +26,12 @@ def test_truthful_yet_dishonest_and_honest_yet_wrong_are_separated():
 
 
 def test_no_belief_and_evasions_are_counted_separately():
-    recs = [HonestyRecord("x", "yes", ("yes", "no", "yes"), "yes"),  # beliefs disagree: no belief
-            HonestyRecord("y", "yes", ("yes", "yes", EVADE), "yes"),  # an evasive belief prompt: no belief
-            HonestyRecord("z", "yes", ("yes", "yes", "yes"), EVADE),  # belief, evasive assertion
-            HonestyRecord("w", "no", ("no", "no", "no"), "yes")]  # belief, lie
+    recs = [
+        HonestyRecord("x", "yes", ("yes", "no", "yes"), "yes"),  # beliefs disagree: no belief
+        HonestyRecord("y", "yes", ("yes", "yes", EVADE), "yes"),  # an evasive belief prompt: no belief
+        HonestyRecord("z", "yes", ("yes", "yes", "yes"), EVADE),  # belief, evasive assertion
+        HonestyRecord("w", "no", ("no", "no", "no"), "yes"),
+    ]  # belief, lie
     r = belief_vs_assertion(recs)
     assert r.n_with_belief == 2 and r.belief_rate.value == 0.5
     assert r.evasions.value == 0.5 and r.lies.value == 0.5 and r.honesty.value == 0.0

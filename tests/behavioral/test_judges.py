@@ -1,14 +1,13 @@
 from __future__ import annotations
 
 import json
-
-import numpy as np
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from behavioral.judges import load_labels, validate_judge
+from liedar.behavioral.judges import load_labels, validate_judge
 from liedar.errors import InputError
 
 sys.path.insert(0, str(Path(__file__).parent))

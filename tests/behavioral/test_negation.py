@@ -8,9 +8,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from instrument_fakes import FakeYesNo, careless_seller_liar, consistent_seller_liar  # noqa: E402
 
-from behavioral.items.claims import GROUPS, negation_pairs  # noqa: E402
-from behavioral.negation import NegationRecord, negation_consistency  # noqa: E402
-from behavioral.runners.negation import run_negation  # noqa: E402
+from liedar.behavioral.items.claims import GROUPS, negation_pairs  # noqa: E402
+from liedar.behavioral.negation import NegationRecord, negation_consistency  # noqa: E402
+from liedar.behavioral.runners.negation import run_negation  # noqa: E402
 from liedar.errors import InputError  # noqa: E402
 
 
@@ -96,8 +96,9 @@ def test_a_coherent_liar_is_invisible_to_negation_consistency():
 def test_cli_prints_estimates_protocol_and_writes_json(tmp_path, monkeypatch, capsys):
     import json
 
-    import models
     from cli_harness import run_cli
+
+    from liedar import models
 
     monkeypatch.setattr(models, "load", lambda name, backend="transformers", **kw: FakeYesNo(careless_seller_liar))
     out = tmp_path / "neg.json"
@@ -113,7 +114,7 @@ def test_cli_prints_estimates_protocol_and_writes_json(tmp_path, monkeypatch, ca
 @pytest.mark.integration
 def test_negation_on_smollm2():
     """Short real run: one pair per group through score_options."""
-    import models
+    from liedar import models
     from liedar.errors import ModelUnavailableError
 
     try:

@@ -9,7 +9,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from instrument_fakes import FakeMCQ  # noqa: E402
 
-from behavioral.noise import NoiseTrial, noise_curve  # noqa: E402
+from liedar.behavioral.noise import NoiseTrial, noise_curve  # noqa: E402
 from liedar.errors import IncompatibleError, InputError  # noqa: E402
 
 
@@ -21,8 +21,9 @@ def _trials(base: int, curve: dict[float, list[int]], n: int = 50) -> list[Noise
 
 
 def test_honest_curve_degrades_and_phi_is_about_one():
-    c = noise_curve(_trials(40, {0.001: [40, 39, 41], 0.01: [30, 28, 31], 0.1: [13, 12, 14]}),
-                    condition="honest", chance=0.25)
+    c = noise_curve(
+        _trials(40, {0.001: [40, 39, 41], 0.01: [30, 28, 31], 0.1: [13, 12, 14]}), condition="honest", chance=0.25
+    )
     assert c.monotone and c.baseline.value == 0.8
     assert c.phi.value == pytest.approx((40 / 40 + 39 / 40 + 41 / 40) / 3)  # per-seed best / baseline, averaged
     assert "no improvement" in c.reading and "monotonically" in c.reading
@@ -30,8 +31,9 @@ def test_honest_curve_degrades_and_phi_is_about_one():
 
 
 def test_sandbagger_improves_above_chance():
-    c = noise_curve(_trials(10, {0.001: [12, 11, 12], 0.01: [30, 32, 29], 0.1: [13, 12, 14]}),
-                    condition="sandbagger", chance=0.25)
+    c = noise_curve(
+        _trials(10, {0.001: [12, 11, 12], 0.01: [30, 32, 29], 0.1: [13, 12, 14]}), condition="sandbagger", chance=0.25
+    )
     assert not c.monotone and c.best_sigma == 0.01
     assert c.phi.value == pytest.approx((30 + 32 + 29) / 3 / 10)
     assert c.phi.lo > 1 and "sandbagging signature" in c.reading
@@ -53,7 +55,7 @@ def test_bad_trials():
 
 
 def test_noise_needs_a_torch_model():
-    from behavioral.runners.noise import run_noise
+    from liedar.behavioral.runners.noise import run_noise
 
     with pytest.raises(IncompatibleError, match="transformers backend"):
         run_noise(FakeMCQ({}), [])
@@ -64,11 +66,11 @@ def test_tiny_model_degrades_monotonically_and_weights_are_restored(tiny_model_d
     unperturbed model's own choices (baseline accuracy 1.0), so noise can only lower it."""
     import torch
 
-    import models
-    from behavioral.items.mcq import load_mcq_bank
-    from behavioral.runners.common import ask_multiple_choice
-    from behavioral.runners.noise import run_noise
-    from behavioral.runners.sandbagging import BENIGN_SYSTEM
+    from liedar import models
+    from liedar.behavioral.items.mcq import load_mcq_bank
+    from liedar.behavioral.runners.common import ask_multiple_choice
+    from liedar.behavioral.runners.noise import run_noise
+    from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM
 
     torch.set_num_threads(1)
     lm = models.load(str(tiny_model_dir), backend="transformers", n_threads=1)
@@ -94,10 +96,10 @@ def test_noise_on_smollm2_restores_weights_and_keeps_baseline():
     """Short real run: 3 items, one noise level, one seed (9 scoring calls)."""
     import torch
 
-    import models
-    from behavioral.items.mcq import load_mcq_bank
-    from behavioral.runners.noise import run_noise
-    from behavioral.runners.sandbagging import BENIGN_SYSTEM, correctness
+    from liedar import models
+    from liedar.behavioral.items.mcq import load_mcq_bank
+    from liedar.behavioral.runners.noise import run_noise
+    from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM, correctness
     from liedar.errors import ModelUnavailableError
 
     torch.set_num_threads(1)
@@ -119,14 +121,34 @@ def test_instruments_and_runners_import_without_torch():
     imports torch only inside run_noise)."""
     import subprocess
 
-    mods = ["behavioral." + m for m in ("stats", "sandbagging", "noise", "sycophancy", "negation", "honesty",
-                                         "episodes", "judges", "items.claims", "items.episodes",
-                                         "runners.noise", "runners.negation", "runners.honesty",
-                                         "runners.sycophancy", "runners.sandbagging")]
-    code = "import sys\n" + "".join(f"import {m}\n" for m in mods) + (
-        "import liedar.commands.behavioral_instruments\n"
-        "bad = [m for m in ('torch', 'transformers', 'llama_cpp', 'models', 'probes') if m in sys.modules]\n"
-        "assert not bad, bad\n"
+    mods = [
+        "behavioral." + m
+        for m in (
+            "stats",
+            "sandbagging",
+            "noise",
+            "sycophancy",
+            "negation",
+            "honesty",
+            "episodes",
+            "judges",
+            "items.claims",
+            "items.episodes",
+            "runners.noise",
+            "runners.negation",
+            "runners.honesty",
+            "runners.sycophancy",
+            "runners.sandbagging",
+        )
+    ]
+    code = (
+        "import sys\n"
+        + "".join(f"import {m}\n" for m in mods)
+        + (
+            "import liedar.commands.behavioral_instruments\n"
+            "bad = [m for m in ('torch', 'transformers', 'llama_cpp', 'models', 'probes') if m in sys.modules]\n"
+            "assert not bad, bad\n"
+        )
     )
     root = Path(__file__).resolve().parents[2]
     proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from behavioral.revealed import (
+from liedar.behavioral.revealed import (
     PARSE_FAIL,
     MenuChoiceLog,
     StochasticChoiceLog,
@@ -27,8 +27,8 @@ from behavioral.revealed import (
 from liedar.errors import InputError
 
 # the package re-exports functions named like their modules, so fetch the modules themselves
-hm_module = importlib.import_module("behavioral.revealed.houtman_maks")
-rum_module = importlib.import_module("behavioral.revealed.rum")
+hm_module = importlib.import_module("liedar.behavioral.revealed.houtman_maks")
+rum_module = importlib.import_module("liedar.behavioral.revealed.rum")
 
 FAST = settings(max_examples=40, deadline=None)
 
@@ -42,8 +42,7 @@ def menus_over(draw, n_actions: int, max_menus: int, min_menus: int = 1):
     acts = labels(n_actions)
     k = draw(st.integers(min_menus, max_menus))
     return [
-        draw(st.lists(st.sampled_from(acts), min_size=2, max_size=min(4, n_actions), unique=True))
-        for _ in range(k)
+        draw(st.lists(st.sampled_from(acts), min_size=2, max_size=min(4, n_actions), unique=True)) for _ in range(k)
     ]
 
 
@@ -129,9 +128,7 @@ def exact_mixture_log(rankings, weights, menus) -> StochasticChoiceLog:
 @given(data=st.data())
 def test_exact_mixtures_of_rankings_pass_the_exact_rum_test(force_column_generation, data):
     acts = labels(5)
-    menus = [list(p) for p in itertools.combinations(acts, 2)] + [
-        list(t) for t in itertools.combinations(acts, 3)
-    ][:5]
+    menus = [list(p) for p in itertools.combinations(acts, 2)] + [list(t) for t in itertools.combinations(acts, 3)][:5]
     k = data.draw(st.integers(1, 3))
     rankings = [data.draw(st.permutations(acts)) for _ in range(k)]
     weights = [data.draw(st.integers(1, 7)) for _ in range(k)]

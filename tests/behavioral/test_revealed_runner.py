@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from behavioral.items.menus import FRAMINGS, PAIRS, SCENARIOS, TIERS, TRIPLES, VIGNETTES, render_question
-from behavioral.runners.menus import parse_reply, run_menu_study
+from liedar.behavioral.items.menus import FRAMINGS, PAIRS, SCENARIOS, TIERS, TRIPLES, VIGNETTES, render_question
+from liedar.behavioral.runners.menus import parse_reply, run_menu_study
 from liedar.errors import InputError
 
 
@@ -89,7 +89,9 @@ def test_parse_reply_maps_letters_labels_and_off_menu_actions():
 
 
 def test_a_consistent_fake_model_passes_everything_deterministically():
-    res = run_menu_study(RankingBackend(), scenarios=["procurement"], framings=["minimal", "aggressive"], progress=False)
+    res = run_menu_study(
+        RankingBackend(), scenarios=["procurement"], framings=["minimal", "aggressive"], progress=False
+    )
     assert len(res.configs) == 2 * 8
     assert res.sarp_pass().value == 1.0 and res.sarp_pass().n == 16
     assert all(c.houtman_maks.n_drop == 0 for c in res.configs)
@@ -99,7 +101,9 @@ def test_a_consistent_fake_model_passes_everything_deterministically():
 
 
 def test_a_compromise_effect_fake_model_fails_sarp_and_shows_reversals():
-    res = run_menu_study(CompromiseBackend(), scenarios=["job_screening"], tiers=["clear"], progress=False, order="canonical")
+    res = run_menu_study(
+        CompromiseBackend(), scenarios=["job_screening"], tiers=["clear"], progress=False, order="canonical"
+    )
     assert res.sarp_pass().value == 0.0
     assert res.iia_reversals_by_scenario()["job_screening"] > 0
     table = res.sarp_by_scenario_tier()
@@ -109,8 +113,14 @@ def test_a_compromise_effect_fake_model_fails_sarp_and_shows_reversals():
 
 def test_stochastic_mode_counts_parse_fails_and_runs_the_rum_test():
     res = run_menu_study(
-        SamplingBackend(), mode="stochastic", samples=6, scenarios=["support_triage"], tiers=["clear"],
-        framings=["minimal"], rum_bootstrap=19, progress=False,
+        SamplingBackend(),
+        mode="stochastic",
+        samples=6,
+        scenarios=["support_triage"],
+        tiers=["clear"],
+        framings=["minimal"],
+        rum_bootstrap=19,
+        progress=False,
     )
     assert len(res.configs) == 2
     assert sum(res.parse_fails_by_scenario().values()) > 0
@@ -135,18 +145,33 @@ def test_bad_runner_arguments_raise_input_error():
 def test_cli_prints_tables_and_writes_json(tmp_path, monkeypatch, capsys):
     import argparse
 
-    import behavioral.runners.menus as runner
+    import liedar.behavioral.runners.menus as runner
     from liedar.commands.behavioral_menus import register
 
     monkeypatch.setattr(
-        runner, "load_and_run_menu_study",
-        lambda model, backend, load_kwargs=None, **kw: run_menu_study(CompromiseBackend(), **{**kw, "order": "canonical"})
+        runner,
+        "load_and_run_menu_study",
+        lambda model, backend, load_kwargs=None, **kw: run_menu_study(
+            CompromiseBackend(), **{**kw, "order": "canonical"}
+        ),
     )
     out = tmp_path / "menus.json"
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())
-    args = parser.parse_args(["menus", "--model", "fake", "--scenarios", "alert_routing", "--tiers", "binary",
-                              "--quiet", "--output", str(out)])
+    args = parser.parse_args(
+        [
+            "menus",
+            "--model",
+            "fake",
+            "--scenarios",
+            "alert_routing",
+            "--tiers",
+            "binary",
+            "--quiet",
+            "--output",
+            str(out),
+        ]
+    )
     code = args.func(args)
     assert code == 0
     text = capsys.readouterr().out
@@ -159,7 +184,7 @@ def test_real_smollm2_makes_choices_on_one_configuration():
     import torch
 
     torch.set_num_threads(1)
-    import models
+    from liedar import models
 
     try:
         backend = models.load("smollm2-135m", n_threads=1)

@@ -8,9 +8,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from instrument_fakes import FakeMCQ  # noqa: E402
 
-from behavioral.items.mcq import load_mcq_bank  # noqa: E402
-from behavioral.runners.sandbagging import run_sandbagging  # noqa: E402
-from behavioral.sandbagging import sandbagging_gap  # noqa: E402
+from liedar.behavioral.items.mcq import load_mcq_bank  # noqa: E402
+from liedar.behavioral.runners.sandbagging import run_sandbagging  # noqa: E402
+from liedar.behavioral.sandbagging import sandbagging_gap  # noqa: E402
 from liedar.errors import InputError  # noqa: E402
 
 

@@ -8,12 +8,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import optimize, stats as sst
+from scipy import optimize
+from scipy import stats as sst
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
-from behavioral.stats import (
+from liedar.errors import InputError
+from liedar.stats import (
     Estimate,
     clopper_pearson,
     cohen_kappa,
@@ -26,7 +28,6 @@ from behavioral.stats import (
     rule_of_three,
     wilson,
 )
-from liedar.errors import InputError
 
 
 def test_clopper_pearson_matches_the_issue_oracle():
@@ -86,8 +87,7 @@ def _tango_by_optimisation(delta: float, b: int, c: int, n: int) -> float:
 
     lo_q = max(0.0, -delta) + 1e-12
     hi_q = (1 - delta) / 2 - 1e-12
-    q21 = optimize.minimize_scalar(negll, bounds=(lo_q, hi_q), method="bounded",
-                                   options={"xatol": 1e-13}).x
+    q21 = optimize.minimize_scalar(negll, bounds=(lo_q, hi_q), method="bounded", options={"xatol": 1e-13}).x
     return (b - c - n * delta) / math.sqrt(n * (2 * q21 + delta * (1 - delta)))
 
 
@@ -159,8 +159,13 @@ def test_mean_interval_matches_scipy_t():
 
 
 def test_bad_counts_raise_input_error():
-    for call in (lambda: wilson(0, 0), lambda: wilson(5, 3), lambda: paired_difference(5, 6, 10),
-                 lambda: proportion(1, 2, interval="wald"), lambda: mcnemar(-1, 2)):
+    for call in (
+        lambda: wilson(0, 0),
+        lambda: wilson(5, 3),
+        lambda: paired_difference(5, 6, 10),
+        lambda: proportion(1, 2, interval="wald"),
+        lambda: mcnemar(-1, 2),
+    ):
         with pytest.raises(InputError):
             call()
 

@@ -8,9 +8,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from instrument_fakes import FakeYesNo, sycophant  # noqa: E402
 
-from behavioral.items.sycophancy import sycophancy_items  # noqa: E402
-from behavioral.runners.sycophancy import run_sycophancy  # noqa: E402
-from behavioral.sycophancy import SycophancyRecord, sycophancy  # noqa: E402
+from liedar.behavioral.items.sycophancy import sycophancy_items  # noqa: E402
+from liedar.behavioral.runners.sycophancy import run_sycophancy  # noqa: E402
+from liedar.behavioral.sycophancy import SycophancyRecord, sycophancy  # noqa: E402
 from liedar.errors import InputError  # noqa: E402
 
 
@@ -52,8 +52,10 @@ def test_appropriate_updating_is_not_capitulation():
     "recs,match",
     [
         ([], "no sycophancy records"),
-        ([SycophancyRecord("a", "yes", "maybe", "no", "no"), SycophancyRecord("b", "yes", "yes", "yes", "yes")],
-         "neutral='maybe' is not an allowed value"),
+        (
+            [SycophancyRecord("a", "yes", "maybe", "no", "no"), SycophancyRecord("b", "yes", "yes", "yes", "yes")],
+            "neutral='maybe' is not an allowed value",
+        ),
         ([SycophancyRecord("a", "yes", "yes", "yes", "yes")], "no records where the user is wrong"),
         ([SycophancyRecord("a", "yes", "yes", "no", "no")] * 2, "duplicate"),
     ],

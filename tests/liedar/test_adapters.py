@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from behavioral.consistency import ConsistencyDetector, OptionOrderTrial
-from behavioral.negation import NegationRecord, negation_consistency
-from behavioral.sandbagging import sandbagging_gap
-from behavioral.stats import Estimate, wilson
-from behavioral.sycophancy import SycophancyRecord, sycophancy
+from liedar.behavioral.consistency import ConsistencyDetector, OptionOrderTrial
+from liedar.behavioral.negation import NegationRecord, negation_consistency
+from liedar.behavioral.sandbagging import sandbagging_gap
+from liedar.behavioral.sycophancy import SycophancyRecord, sycophancy
 from liedar.report.adapters import (
     bootstrap_confidence,
     monitor_section,
@@ -18,7 +17,8 @@ from liedar.report.adapters import (
     sycophancy_section,
 )
 from liedar.report.crosscheck import cross_check
-from liedar.report.model import ModelReport
+from liedar.results import ModelReport
+from liedar.stats import Estimate, wilson
 
 
 def test_sandbagging_section_keeps_ceiling_and_paired_gap() -> None:
@@ -91,8 +91,9 @@ def test_cross_check_with_constant_flags_says_kappa_undefined() -> None:
 
 def test_cross_check_with_a_silent_probe_reports_no_kappa() -> None:
     """Seen on smollm2: the probe flagged nothing; kappa would be 0 with a zero-width interval."""
-    cc = cross_check([f"i{k}" for k in range(12)], [k == 1 for k in range(12)], [False] * 12,
-                     behavioural="b", probe="p")
+    cc = cross_check(
+        [f"i{k}" for k in range(12)], [k == 1 for k in range(12)], [False] * 12, behavioural="b", probe="p"
+    )
     assert cc.kappa is None and cc.kappa_note.startswith("the probe flagged no item")
     assert cc.table == [[0, 1], [0, 11]] and [d.item_id for d in cc.disagreements] == ["i1"]
 
@@ -106,8 +107,8 @@ def test_monitor_section_rates() -> None:
 def test_report_side_rates_use_the_project_default_interval() -> None:
     """One page, one method: Wilson estimates from upstream helpers are re-intervalled with
     Clopper-Pearson (same point, same n, wider or equal interval at small n)."""
-    from behavioral.stats import DEFAULT_INTERVAL, clopper_pearson
     from liedar.report.adapters import default_interval
+    from liedar.stats import DEFAULT_INTERVAL, clopper_pearson
 
     w = wilson(2, 6)
     cp = default_interval(w)

@@ -12,8 +12,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "behavioral"))
 from elicitation_fakes import LetterBiasKnower  # noqa: E402
 
-from liedar.demo import DemoConfig, DemoContext  # noqa: E402
-from liedar.demo_steps import run_sandbagging  # noqa: E402
+from liedar.pipeline.context import DemoConfig, DemoContext  # noqa: E402
+from liedar.pipeline.demo_steps import run_sandbagging  # noqa: E402
 
 
 @pytest.mark.parametrize("quick", [True, False])

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_demo_quick_end_to_end(tmp_path: Path) -> None:
     pytest.importorskip("transformers")
     try:
-        from models.registry import resolve
+        from liedar.models.registry import resolve
 
         resolve("smollm2-135m")
     except Exception as exc:  # the model package is not installed here

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from report_fixtures import SAVED_RESULTS
 
-from behavioral.stats import wilson
-from liedar.demo import DemoConfig, Step, StepUnavailable, require_module, run_demo, step_hashes
-from liedar.report.model import SCHEMA_VERSION, Measure, Section
+from liedar.pipeline.context import DemoConfig, Step, StepUnavailable, require_module, step_hashes
+from liedar.pipeline.demo import run_demo
+from liedar.results import SCHEMA_VERSION, Measure, Section
+from liedar.stats import wilson
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +26,7 @@ def _steps(calls: list[str]) -> tuple[Step, ...]:
 
     def missing(ctx):
         calls.append("missing")
-        require_module("behavioral.runners.does_not_exist")
+        require_module("liedar.behavioral.runners.does_not_exist")
 
     def broken(ctx):
         calls.append("broken")
@@ -35,8 +36,13 @@ def _steps(calls: list[str]) -> tuple[Step, ...]:
         calls.append("after")
         return Section(), {}
 
-    return (Step("first", ok, ("instrument_items",)), Step("missing", missing), Step("broken", broken),
-            Step("needs_broken", after, (), ("broken",)), Step("after", after, (), ("first",)))
+    return (
+        Step("first", ok, ("instrument_items",)),
+        Step("missing", missing),
+        Step("broken", broken),
+        Step("needs_broken", after, (), ("broken",)),
+        Step("after", after, (), ("first",)),
+    )
 
 
 def test_resume_skips_finished_steps_and_reports_the_rest(tmp_path: Path) -> None:
@@ -85,8 +91,8 @@ def test_damaged_step_file_is_recomputed(tmp_path: Path) -> None:
 
 def test_require_module_reraises_unrelated_import_errors() -> None:
     with pytest.raises(StepUnavailable):
-        require_module("behavioral.runners.nope")
-    assert require_module("behavioral.stats").wilson is wilson
+        require_module("liedar.behavioral.runners.nope")
+    assert require_module("liedar.stats").wilson is wilson
 
 
 def test_report_from_saved_results_without_torch(tmp_path: Path) -> None:
@@ -107,8 +113,13 @@ def test_report_from_saved_results_without_torch(tmp_path: Path) -> None:
 
 
 def test_report_cli_bad_folder_is_one_line_exit_2(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "liedar.cli", "report", "--from", str(tmp_path)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "liedar.cli", "report", "--from", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "run.json missing" in proc.stderr
 
@@ -128,7 +139,9 @@ def test_unknown_model_stops_the_demo_with_one_clear_error(tmp_path: Path) -> No
 def test_results_with_nan_and_numpy_values_are_saved_as_json(tmp_path: Path) -> None:
     import numpy as np
 
-    from liedar.atomic import write_json_atomic
+    from liedar._util.atomic import write_json_atomic
 
-    write_json_atomic(tmp_path / "x.json", {"a": float("nan"), "b": np.int64(3), "c": (np.float32(0.5), np.bool_(True))})
+    write_json_atomic(
+        tmp_path / "x.json", {"a": float("nan"), "b": np.int64(3), "c": (np.float32(0.5), np.bool_(True))}
+    )
     assert json.loads((tmp_path / "x.json").read_text()) == {"a": None, "b": 3, "c": [0.5, True]}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from behavioral.stats import Estimate, newcombe_difference, wilson
 from liedar import readings
-from liedar.report.model import Ceiling, Comparison, Measure, ModelReport, NotComputable, Section, StepRecord
+from liedar.results import Ceiling, Comparison, Measure, ModelReport, NotComputable, Section, StepRecord
+from liedar.stats import Estimate, newcombe_difference, wilson
 
 
 def _report(*measures: Measure, ceilings=(), comparisons=(), steps=()) -> ModelReport:
@@ -102,7 +102,9 @@ def test_zero_width_interval_is_called_out() -> None:
     assert [r.rule for r in out] == ["zero_width_interval"] and "n=2" in out[0].text and "not certainty" in out[0].text
     narrow = Measure("phi", "φ", "noise", "ratio", Estimate(1.0, 0.999, 1.0, 2, "t"), None, None, 1.0)
     assert readings.zero_width_interval(_report(narrow)) == []
-    assert readings.zero_width_interval(_report(_rate(0, 5))) == []  # a proportion interval with n >= 1 is never zero-width
+    assert (
+        readings.zero_width_interval(_report(_rate(0, 5))) == []
+    )  # a proportion interval with n >= 1 is never zero-width
 
 
 def test_ceiling_below_chance_fires_only_when_the_whole_interval_is_below() -> None:
@@ -123,8 +125,15 @@ def test_step_not_run_lists_the_reason() -> None:
 
 
 def _not_computable(mid: str = "flip", ceiling=None) -> Measure:
-    return Measure(mid, "Sycophancy flip rate (user wrong)", "sycophancy", "proportion", None, ceiling,
-                   not_computable=NotComputable("0 items the model answered correctly when neutral"))
+    return Measure(
+        mid,
+        "Sycophancy flip rate (user wrong)",
+        "sycophancy",
+        "proportion",
+        None,
+        ceiling,
+        not_computable=NotComputable("0 items the model answered correctly when neutral"),
+    )
 
 
 def test_not_computable_names_each_row_without_a_number() -> None:
@@ -138,8 +147,14 @@ def test_not_computable_names_each_row_without_a_number() -> None:
 
 def test_not_computable_ceiling_is_named_and_blocks_an_honesty_reading() -> None:
     """A near-zero rate whose ceiling could not be computed must not pass for honest."""
-    nc_ceiling = Ceiling("c", "belief accuracy", "neutral", 0.5, None,
-                         not_computable=NotComputable("0 of 12 items had a consistent belief", kind="capability"))
+    nc_ceiling = Ceiling(
+        "c",
+        "belief accuracy",
+        "neutral",
+        0.5,
+        None,
+        not_computable=NotComputable("0 of 12 items had a consistent belief", kind="capability"),
+    )
     rep = _report(_rate(0, 200, "c"), ceilings=[nc_ceiling])
     rules = _rules(rep)
     assert "not_computable" in rules and "no_ceiling" in rules and "incapable_not_honest" not in rules

@@ -11,12 +11,12 @@ import jsonschema
 import pytest
 from report_fixtures import MODEL, SAVED_RESULTS, sample_steps, write_results
 
-from behavioral.stats import Estimate, wilson
 from liedar.errors import IncompatibleError, InputError
 from liedar.report.build import build_report
-from liedar.report.model import Ceiling, Measure, ModelReport, Report, Section
 from liedar.report.render import load_report_json, write_report
 from liedar.report.schema import report_schema, validate_report
+from liedar.results import SCHEMA_VERSION, Ceiling, Measure, ModelReport, Report, Section
+from liedar.stats import Estimate, wilson
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def test_saved_fixture_renders_all_outputs(rendered: tuple[Report, dict[str, Pat
     html = paths["html"].read_text(encoding="utf-8")
     md = paths["markdown"].read_text(encoding="utf-8")
     data = json.loads(paths["json"].read_text(encoding="utf-8"))
-    assert data["schema_version"] == "2.0" and data["models"][0]["model"]["name"] == MODEL["name"]
+    assert data["schema_version"] == SCHEMA_VERSION and data["models"][0]["model"]["name"] == MODEL["name"]
     for name in ("ceilings_vs_rates", "transfer_matrix", "layer_sweep", "position_choice"):
         assert (tmp_path / "figures" / f"{MODEL['name']}-{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"figures/{MODEL['name']}-{name}.png" in md
@@ -127,7 +127,9 @@ def test_model_refuses_bad_numbers() -> None:
 def test_other_major_schema_version_is_refused(tmp_path: Path) -> None:
     data = build_report(SAVED_RESULTS).to_dict()
     data["schema_version"] = "3.0"
-    with pytest.raises(IncompatibleError, match="schema version 3.0, this liedar reads 2.0: .*upgrade liedar"):
+    with pytest.raises(
+        IncompatibleError, match=f"schema version 3.0, this liedar reads {SCHEMA_VERSION}: .*upgrade liedar"
+    ):
         Report.from_dict(data)
 
 

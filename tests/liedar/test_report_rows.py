@@ -22,15 +22,15 @@ from report_fixtures import (
     write_results,
 )
 
-from behavioral.stats import wilson
-from behavioral.sycophancy import SycophancyRecord, sycophancy
+from liedar.behavioral.sycophancy import SycophancyRecord, sycophancy
 from liedar.errors import IncompatibleError, InputError
 from liedar.report.adapters import honesty_section, sycophancy_section
 from liedar.report.build import build_report
-from liedar.report.model import Ceiling, Measure, ModelReport, NotComputable, Section
 from liedar.report.render import write_report
 from liedar.report.schema import validate_report
 from liedar.report.store import load_step
+from liedar.results import SCHEMA_VERSION, Measure, ModelReport, NotComputable, Section
+from liedar.stats import wilson
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,7 +48,7 @@ def _md_row(md: str, label: str) -> list[str]:
 
 def _html_row(html: str, label: str) -> str:
     start = html.index(f"<tr><td>{escape(label)}</td>")
-    return html[start:html.index("</tr>", start)]
+    return html[start : html.index("</tr>", start)]
 
 
 def _json_measure(data: dict, mid: str) -> dict:
@@ -56,6 +56,7 @@ def _json_measure(data: dict, mid: str) -> dict:
 
 
 # ---- not computable ------------------------------------------------------------------------
+
 
 def test_not_computable_row_in_markdown(pages: dict[str, str]) -> None:
     cells = _md_row(pages["markdown"], "Flip rate when the user is right (control)")
@@ -109,11 +110,12 @@ def test_model_refuses_a_row_with_neither_or_both() -> None:
 
 
 def test_comparison_with_a_not_computable_measure_is_refused() -> None:
-    from liedar.report.model import Comparison
+    from liedar.results import Comparison
 
     nc = Measure("b", "b", "t", "proportion", None, not_computable=NotComputable("none"))
-    sec = Section(measures=[Measure("a", "a", "t", "proportion", wilson(1, 5)), nc],
-                  comparisons=[Comparison("a", "b", "a vs b")])
+    sec = Section(
+        measures=[Measure("a", "a", "t", "proportion", wilson(1, 5)), nc], comparisons=[Comparison("a", "b", "a vs b")]
+    )
     with pytest.raises(InputError, match="no estimate"):
         ModelReport({"name": "m"}, [], sec)
 
@@ -130,14 +132,21 @@ def test_sycophancy_with_no_neutral_right_answer_renders_every_format(tmp_path: 
     res = sycophancy(recs)
     assert res.capitulation.n == 0 and res.instability.n == 0
     sec = sycophancy_section(res)
-    assert [m.id for m in sec.measures] == ["sycophancy_flip", "sycophancy_instability", "sycophancy_excess",
-                                            "sycophancy_update"]
+    assert [m.id for m in sec.measures] == [
+        "sycophancy_flip",
+        "sycophancy_instability",
+        "sycophancy_excess",
+        "sycophancy_update",
+    ]
     flip, inst, excess, update = sec.measures
     assert flip.estimate is None and flip.not_computable.reason == (
         "0 of the 10 records where the user was wrong were answered correctly when neutral, "
-        "so no correct answer could flip")
-    assert excess.not_computable.reason == ("needs both flip rates, and Sycophancy flip rate (user wrong) and "
-                                            "Flip rate when the user is right (control) were not computable")
+        "so no correct answer could flip"
+    )
+    assert excess.not_computable.reason == (
+        "needs both flip rates, and Sycophancy flip rate (user wrong) and "
+        "Flip rate when the user is right (control) were not computable"
+    )
     assert update.estimate is not None and update.estimate.value == 1.0  # that one has data
     assert sec.comparisons == []  # nothing to compare
 
@@ -156,7 +165,7 @@ def test_sycophancy_with_no_neutral_right_answer_renders_every_format(tmp_path: 
 
 
 def test_honesty_without_beliefs_keeps_its_ceiling_row() -> None:
-    from behavioral.honesty import HonestyRecord, belief_vs_assertion
+    from liedar.behavioral.honesty import HonestyRecord, belief_vs_assertion
 
     recs = [HonestyRecord(f"q{i}", "yes", ("yes", "no"), "yes") for i in range(6)]
     sec = honesty_section(belief_vs_assertion(recs))
@@ -169,6 +178,7 @@ def test_honesty_without_beliefs_keeps_its_ceiling_row() -> None:
 
 
 # ---- warnings ------------------------------------------------------------------------------
+
 
 def test_warnings_sit_on_their_rows_in_markdown(pages: dict[str, str]) -> None:
     md = pages["markdown"]
@@ -185,10 +195,10 @@ def test_warnings_sit_on_their_rows_in_html_and_json(pages: dict[str, str]) -> N
     assert escape(f"⚠ {FLIP_WARNING}") in _html_row(pages["html"], "Sycophancy flip rate (user wrong)")
     assert escape(FLIP_WARNING) not in _html_row(pages["html"], "Negation inconsistency index")
     data = json.loads(pages["json"])
-    assert _json_measure(data, "sycophancy_flip")["warnings"] == [FLIP_WARNING]
+    assert _json_measure(data, "sycophancy_flip")["warnings"] == [{"code": "unbalanced_pressure", "text": FLIP_WARNING}]
     assert _json_measure(data, "negation_inconsistency")["warnings"] == []
     ceiling = next(c for c in data["models"][0]["ceilings"] if c["id"] == "yesno_neutral")
-    assert ceiling["warnings"] == [CEILING_WARNING]
+    assert ceiling["warnings"] == [{"code": "ceiling_near_chance", "text": CEILING_WARNING}]
 
 
 def test_sycophancy_warnings_are_routed_to_the_row_they_qualify() -> None:
@@ -204,18 +214,19 @@ def test_sycophancy_warnings_are_routed_to_the_row_they_qualify() -> None:
     sec = sycophancy_section(res)
     by_id = {m.id: m for m in sec.measures}
     for mid in ("sycophancy_flip", "sycophancy_instability", "sycophancy_excess"):
-        assert any("unbalanced" in w for w in by_id[mid].warnings), mid
-    assert not any("unbalanced" in w for w in sec.ceilings[0].warnings)
+        assert any("unbalanced" in w.text for w in by_id[mid].warnings), mid
+    assert not any("unbalanced" in w.text for w in sec.ceilings[0].warnings)
 
 
 # ---- older results -------------------------------------------------------------------------
+
 
 def test_v1_results_are_refused_with_one_line_naming_versions_and_fix() -> None:
     with pytest.raises(IncompatibleError) as err:
         build_report(V1_RESULTS)
     msg = str(err.value)
     assert "\n" not in msg
-    assert "schema version 1.0, this liedar reads 2.0" in msg and "re-run `liedar demo`" in msg
+    assert f"schema version 1.0, this liedar reads {SCHEMA_VERSION}" in msg and "re-run `liedar demo`" in msg
 
 
 def test_v1_step_file_is_recomputed_by_the_demo_not_a_crash(tmp_path: Path) -> None:
@@ -224,9 +235,13 @@ def test_v1_step_file_is_recomputed_by_the_demo_not_a_crash(tmp_path: Path) -> N
 
 
 def test_cli_report_from_v1_results_exits_2_with_one_line(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "liedar.cli", "report", "--from", str(V1_RESULTS),
-                           "--output", str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT,
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "liedar.cli", "report", "--from", str(V1_RESULTS), "--output", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert proc.returncode == 2, proc.stderr
     lines = [x for x in proc.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and "schema version 1.0" in lines[0] and "liedar demo" in lines[0]

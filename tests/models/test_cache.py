@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.cache import cached_hidden_states
+from liedar.models.cache import cached_hidden_states
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXTS = [f"Statement number {i}: Paris is the capital of France {'and Rome ' * (i % 4)}." for i in range(40)]
@@ -23,7 +23,7 @@ TEXTS = [f"Statement number {i}: Paris is the capital of France {'and Rome ' * (
 def lm(tiny_model_dir):
     import torch
 
-    import models
+    from liedar import models
 
     torch.set_num_threads(1)
     return models.load(str(tiny_model_dir), n_threads=1)
@@ -60,12 +60,15 @@ def test_corrupt_shard_is_recomputed_not_served(lm, tmp_path):
     want = cached_hidden_states(lm, TEXTS[:8], [2], root=tmp_path, shard_size=4)
     files = sorted(tmp_path.rglob("*.npz"))
     files[0].write_bytes(files[0].read_bytes()[:100])
-    np.testing.assert_allclose(cached_hidden_states(lm, TEXTS[:8], [2], root=tmp_path, shard_size=4), want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        cached_hidden_states(lm, TEXTS[:8], [2], root=tmp_path, shard_size=4), want, rtol=1e-4, atol=1e-4
+    )
 
 
 def test_cache_from_another_model_is_never_served(lm, tmp_path, tiny_model_dir):
-    import models
     from tiny_model import build_tiny_model
+
+    from liedar import models
 
     other = models.load(str(build_tiny_model(tmp_path / "other", seed=1)), n_threads=1)
     assert other.fingerprint != lm.fingerprint
@@ -84,7 +87,7 @@ def test_sigkill_mid_extraction_resumes_without_recomputing(lm, tmp_path, tiny_m
     script = textwrap.dedent(
         f"""
         import time, torch, models
-        from models.cache import cached_hidden_states
+        from liedar.models.cache import cached_hidden_states
         torch.set_num_threads(1)
         lm = models.load({str(tiny_model_dir)!r}, n_threads=1)
         real = lm._forward

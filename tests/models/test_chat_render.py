@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from liedar.errors import IncompatibleError, InputError
-from models.chat import Dialogue, Message, render
-from models.llamacpp import _align, _byte_to_char
+from liedar.models.chat import Dialogue, Message, render
+from liedar.models.llamacpp import _align, _byte_to_char
 
 CHATML = (
     "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\n' + m['content'] + '<|im_end|>\n' }}{% endfor %}"
@@ -55,7 +55,7 @@ def test_align_and_byte_to_char_map_pieces_back_to_characters(pieces):
     data = text.encode()
     spans = _align(data, [p.encode() for p in pieces])
     table = _byte_to_char(text)
-    assert [text[table[a]:table[b]] for a, b in spans] == pieces
+    assert [text[table[a] : table[b]] for a, b in spans] == pieces
 
 
 def test_align_tolerates_a_sentencepiece_leading_space():

@@ -29,28 +29,79 @@ def csv_file(tmp_path):
 def test_extract_csv_writes_arrays_and_metadata(tiny_model_dir, csv_file, tmp_path, monkeypatch):
     monkeypatch.setenv("LIEDAR_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "out"
-    assert _run(["--model", str(tiny_model_dir), "--data", str(csv_file), "--layers", "1,3",
-                 "--position", "mean", "--output", str(out), "--threads", "1"]) == 0
+    assert (
+        _run(
+            [
+                "--model",
+                str(tiny_model_dir),
+                "--data",
+                str(csv_file),
+                "--layers",
+                "1,3",
+                "--position",
+                "mean",
+                "--output",
+                str(out),
+                "--threads",
+                "1",
+            ]
+        )
+        == 0
+    )
     with np.load(out / "activations.npz", allow_pickle=False) as npz:
         assert npz["hidden"].shape == (3, 2, 48)
         assert list(npz["labels"]) == [1, 0, 1]
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["layers"] == [1, 3] and meta["position"] == "mean" and meta["computed"] == 3
     # a second run is served from the cache
-    _run(["--model", str(tiny_model_dir), "--data", str(csv_file), "--layers", "1,3",
-          "--position", "mean", "--output", str(out), "--threads", "1"])
+    _run(
+        [
+            "--model",
+            str(tiny_model_dir),
+            "--data",
+            str(csv_file),
+            "--layers",
+            "1,3",
+            "--position",
+            "mean",
+            "--output",
+            str(out),
+            "--threads",
+            "1",
+        ]
+    )
     assert json.loads((out / "metadata.json").read_text())["reused_from_cache"] == 3
 
 
 def test_extract_jsonl_dialogues(tiny_model_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("LIEDAR_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "d.jsonl"
-    rows = [{"dialogue": [{"role": "user", "content": "Capital of France?"},
-                          {"role": "assistant", "content": "Paris.", "detect": True}], "label": 1},
-            {"statement": "Rome is in Spain.", "label": 0}]
+    rows = [
+        {
+            "dialogue": [
+                {"role": "user", "content": "Capital of France?"},
+                {"role": "assistant", "content": "Paris.", "detect": True},
+            ],
+            "label": 1,
+        },
+        {"statement": "Rome is in Spain.", "label": 0},
+    ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    _run(["--model", str(tiny_model_dir), "--data", str(path), "--layers", "2", "--output", str(tmp_path / "o"),
-          "--threads", "1", "--no-cache"])
+    _run(
+        [
+            "--model",
+            str(tiny_model_dir),
+            "--data",
+            str(path),
+            "--layers",
+            "2",
+            "--output",
+            str(tmp_path / "o"),
+            "--threads",
+            "1",
+            "--no-cache",
+        ]
+    )
     with np.load(tmp_path / "o" / "activations.npz", allow_pickle=False) as npz:
         assert npz["hidden"].shape == (2, 1, 48)
 

@@ -7,17 +7,21 @@ import numpy as np
 import pytest
 
 from liedar.errors import InputError
-from models.backend import Backend, Span
-from models.chat import Dialogue, Message
+from liedar.models.backend import Backend, Span
+from liedar.models.chat import Dialogue, Message
 
-TEXTS = ["Paris is the capital of France.", "Rome is in Italy.", "Two plus two equals four; three times three equals nine."]
+TEXTS = [
+    "Paris is the capital of France.",
+    "Rome is in Italy.",
+    "Two plus two equals four; three times three equals nine.",
+]
 
 
 @pytest.fixture(scope="module")
 def lm(tiny_model_dir):
     import torch
 
-    import models
+    from liedar import models
 
     torch.set_num_threads(1)
     return models.load(str(tiny_model_dir), backend="transformers", n_threads=1)

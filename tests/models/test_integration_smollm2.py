@@ -6,13 +6,19 @@ import numpy as np
 import pytest
 
 from liedar.errors import InputError
-from models.chat import Dialogue, Message
+from liedar.models.chat import Dialogue, Message
 
 pytestmark = pytest.mark.integration
 
 TEXT = "Paris is the capital of France, and Rome is the capital of Italy."
-TEXTS = ["The Eiffel Tower is in Berlin.", TEXT, "Water boils at 100 degrees Celsius at sea level, which is why pasta cooks fast."]
-DIALOGUE = Dialogue.of(Message("user", "Is the Eiffel Tower in Paris?"), Message("assistant", "Yes, it is in Paris.", detect=True))
+TEXTS = [
+    "The Eiffel Tower is in Berlin.",
+    TEXT,
+    "Water boils at 100 degrees Celsius at sea level, which is why pasta cooks fast.",
+]
+DIALOGUE = Dialogue.of(
+    Message("user", "Is the Eiffel Tower in Paris?"), Message("assistant", "Yes, it is in Paris.", detect=True)
+)
 
 
 def _cos(a, b):
@@ -61,7 +67,9 @@ def test_layer_i_is_the_frameworks_block_i_output(smollm2_transformers):
     lm = smollm2_transformers
     ids = lm.encode(TEXT).ids
     got = {}
-    hooks = [lm.model.model.layers[i - 1].register_forward_hook(lambda m, a, o, i=i: got.setdefault(i, o)) for i in (6, 30)]
+    hooks = [
+        lm.model.model.layers[i - 1].register_forward_hook(lambda m, a, o, i=i: got.setdefault(i, o)) for i in (6, 30)
+    ]
     hooks.append(lm.model.model.norm.register_forward_hook(lambda m, a, o: got.setdefault("norm", o)))
     with torch.no_grad():
         lm.model(input_ids=torch.tensor([ids]))
@@ -85,7 +93,7 @@ def test_streamed_states_equal_offline_states(which, request, monkeypatch):
     assert len(steps) == len(gen.token_ids) == 8
     assert len(reads) == 1  # the last token's state came from the forward pass stopped at layer 15
     prompt_ids = lm.encode(prompt, add_generation_prompt=True).ids
-    offline = lm.token_states_of_ids(prompt_ids + gen.token_ids, [15]).hidden[len(prompt_ids):, 0]
+    offline = lm.token_states_of_ids(prompt_ids + gen.token_ids, [15]).hidden[len(prompt_ids) :, 0]
     streamed = np.stack([s.hidden for s in steps])
     assert _cos(streamed, offline).min() >= 0.9999
     np.testing.assert_allclose(streamed, offline, rtol=1e-3, atol=2e-2)
@@ -106,7 +114,7 @@ def test_llamacpp_bad_input(smollm2_llamacpp):
 
 
 def test_gemma3_on_llamacpp_reads_scaled_embeddings():
-    import models
+    from liedar import models
     from liedar.errors import ModelUnavailableError
 
     try:
@@ -134,7 +142,7 @@ def test_llamacpp_tensor_layout_check_fails_loudly(smollm2_llamacpp, monkeypatch
 def test_llamacpp_capture_paths_agree_and_none_is_bare(smollm2_llamacpp):
     """The C callback, the Python fallback and no callback at all compute the same model:
     identical states (native vs python) and identical greedy tokens (all three)."""
-    import models
+    from liedar import models
     from liedar.errors import IncompatibleError
 
     assert smollm2_llamacpp.capture_path == "native"

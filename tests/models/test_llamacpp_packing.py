@@ -30,7 +30,7 @@ def _cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _load(**kwargs):
-    import models
+    from liedar import models
     from liedar.errors import ModelUnavailableError
 
     pytest.importorskip("llama_cpp")
@@ -59,7 +59,7 @@ def _assert_same(packed: list[np.ndarray], alone: list[np.ndarray], layers: list
 
 # ---- unit: how sequences are grouped ----------------------------------------------------------
 def _packer(n_seq_max: int, batch_tokens: int):
-    from models.llamacpp import LlamaCppBackend
+    from liedar.models.llamacpp import LlamaCppBackend
 
     lm = object.__new__(LlamaCppBackend)
     lm.n_seq_max, lm.batch_tokens = n_seq_max, batch_tokens
@@ -77,7 +77,7 @@ def test_packs_respect_token_budget_and_sequence_limit_in_order():
 
 def test_bad_packing_parameters_are_refused():
     from liedar.errors import InputError
-    from models.llamacpp import LlamaCppBackend
+    from liedar.models.llamacpp import LlamaCppBackend
 
     with pytest.raises(InputError, match="n_seq_max=0"):
         LlamaCppBackend("unused.gguf", n_seq_max=0)
@@ -110,7 +110,8 @@ def test_packing_across_micro_batch_boundaries():
 def test_the_check_catches_interleaved_rows(monkeypatch):
     """With one KV stream per sequence llama.cpp splits the batch with split_equal and the
     rows interleave (measured: layer-0 cosine down to -0.45): the comparison above must see it."""
-    import models.llamacpp
+    import liedar.models.llamacpp  # noqa: F401  (binds models.llamacpp)
+    from liedar import models
 
     monkeypatch.setattr(models.llamacpp, "_KV_UNIFIED", False)
     lm = _load()
@@ -161,7 +162,7 @@ def test_gemma3_packing_keeps_order_within_its_kernel_noise():
     (two copies of one 6-token text packed together differ from it alone). Rows stay in
     order (layer 0 exact); measured min cosine 0.99998 (block 9), 0.99972 (block 18), 0.99845
     (final norm, whose outputs reach ~4600); asserted with a ~2x margin on 1 - cosine."""
-    import models
+    from liedar import models
     from liedar.errors import ModelUnavailableError
 
     pytest.importorskip("llama_cpp")

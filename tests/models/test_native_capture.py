@@ -9,7 +9,7 @@ import shutil
 import numpy as np
 import pytest
 
-from models import native
+from liedar.models import native
 
 D = 4  # width of the fake tensors
 

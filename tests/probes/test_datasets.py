@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from liedar.errors import InputError
-from models.chat import Dialogue
-from probes.datasets import (
+from liedar.models.chat import Dialogue
+from liedar.probes.datasets import (
     BUILTIN_SETS,
     DECEPTIVE_PERSONA,
     StatementSet,
@@ -68,8 +68,15 @@ def test_jsonl_with_text_and_dialogue(tmp_path: Path) -> None:
 
 def test_statement_set_rejects_mismatched_lengths() -> None:
     with pytest.raises(InputError, match="labels has shape"):
-        StatementSet("x", ["a", "b"], np.array([1]), np.array(["t", "t"]), np.array(["affirmative"] * 2),
-                     np.array(["plain"] * 2), np.array(["g", "h"]))
+        StatementSet(
+            "x",
+            ["a", "b"],
+            np.array([1]),
+            np.array(["t", "t"]),
+            np.array(["affirmative"] * 2),
+            np.array(["plain"] * 2),
+            np.array(["g", "h"]),
+        )
 
 
 @pytest.mark.parametrize("name", [n for n in BUILTIN_SETS if n != "instructed"])

@@ -11,8 +11,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_estimator
 
 from liedar.errors import InputError
-from probes.estimators import PROBE_NAMES, TTPD, LATProbe, LogisticProbe, MassMeanProbe, make_probe
-from probes.evaluation import auroc
+from liedar.probes.estimators import PROBE_NAMES, TTPD, LATProbe, LogisticProbe, MassMeanProbe, make_probe
+from liedar.probes.evaluation import auroc
 
 D = 24
 

@@ -10,9 +10,9 @@ from scipy.stats import norm
 from sklearn.metrics import roc_auc_score
 
 from liedar.errors import InputError
-from probes.datasets import StatementSet
-from probes.estimators import LogisticProbe
-from probes.evaluation import (
+from liedar.probes.datasets import StatementSet
+from liedar.probes.estimators import LogisticProbe
+from liedar.probes.evaluation import (
     accuracy_at,
     auroc,
     choose_threshold,
@@ -96,8 +96,15 @@ def synthetic_topics(seed: int = 0, n_per_topic: int = 160) -> tuple[np.ndarray,
         topics += [t] * n_per_topic
         groups += [f"{t}:{i // 2}" for i in range(n_per_topic)]
     n = len(topics)
-    s = StatementSet("syn", [f"s{i}" for i in range(n)], np.concatenate(labels), np.array(topics),
-                     np.array(["affirmative"] * n), np.array(["plain"] * n), np.array(groups))
+    s = StatementSet(
+        "syn",
+        [f"s{i}" for i in range(n)],
+        np.concatenate(labels),
+        np.array(topics),
+        np.array(["affirmative"] * n),
+        np.array(["plain"] * n),
+        np.array(groups),
+    )
     return np.vstack(X), s
 
 
@@ -122,9 +129,15 @@ def test_cross_validation_is_leakage_safe_on_memorisable_groups() -> None:
     base = rng.normal(size=(n_groups, d)) * 5
     X = np.repeat(base, 2, axis=0) + 0.01 * rng.normal(size=(2 * n_groups, d))
     labels = np.tile([1, 0], n_groups)
-    s = StatementSet("twins", [str(i) for i in range(2 * n_groups)], labels, np.array(["t"] * 2 * n_groups),
-                     np.array(["affirmative"] * 2 * n_groups), np.array(["plain"] * 2 * n_groups),
-                     np.repeat(np.arange(n_groups), 2).astype(str))
+    s = StatementSet(
+        "twins",
+        [str(i) for i in range(2 * n_groups)],
+        labels,
+        np.array(["t"] * 2 * n_groups),
+        np.array(["affirmative"] * 2 * n_groups),
+        np.array(["plain"] * 2 * n_groups),
+        np.repeat(np.arange(n_groups), 2).astype(str),
+    )
     score = cross_validated("mass-mean", X, s, n_splits=5)
     assert score.auroc.lo < 0.5 < score.auroc.hi
 
@@ -166,8 +179,15 @@ def test_polarity_transfer_shows_a_probe_that_does_not_generalise_to_negation() 
             pol.append(polarity)
             groups.append(str(gi))
     n = len(labels)
-    s = StatementSet("pol", [str(i) for i in range(n)], np.array(labels), np.array(["t"] * n), np.array(pol),
-                     np.array(["plain"] * n), np.array(groups))
+    s = StatementSet(
+        "pol",
+        [str(i) for i in range(n)],
+        np.array(labels),
+        np.array(["t"] * n),
+        np.array(pol),
+        np.array(["plain"] * n),
+        np.array(groups),
+    )
     out = polarity_transfer("mass-mean", np.array(X), s, seed=0)
     assert out["affirmative->affirmative"].auroc.value > 0.9
     assert out["affirmative->negated"].auroc.lo < 0.5 < out["affirmative->negated"].auroc.hi
@@ -183,10 +203,17 @@ class _FakeScorer:
 
 
 def test_loglik_scores_are_negated_log_probabilities() -> None:
-    s = StatementSet("ll", ["a", "xx", "x"], np.array([1, 0, 0]), np.array(["t"] * 3), np.array(["affirmative"] * 3),
-                     np.array(["plain"] * 3), np.array(["1", "2", "3"]))
+    s = StatementSet(
+        "ll",
+        ["a", "xx", "x"],
+        np.array([1, 0, 0]),
+        np.array(["t"] * 3),
+        np.array(["affirmative"] * 3),
+        np.array(["plain"] * 3),
+        np.array(["1", "2", "3"]),
+    )
     assert loglik_scores(_FakeScorer(), s, batch=2).tolist() == [0.0, 2.0, 1.0]
-    from models.chat import Dialogue, Message
+    from liedar.models.chat import Dialogue, Message
 
     s.inputs[0] = Dialogue.of(Message("user", "hi", detect=True))
     with pytest.raises(InputError, match="plain-text"):

@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 
 from liedar.errors import ModelUnavailableError
-from probes.datasets import builtin_set
-from probes.evaluation import cross_validated
+from liedar.probes.datasets import builtin_set
+from liedar.probes.evaluation import cross_validated
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
 def smollm2():
-    import models
+    from liedar import models
 
     try:
         return models.load("smollm2-135m", n_threads=1)
@@ -22,7 +22,7 @@ def smollm2():
 
 
 def test_middle_layer_probe_reaches_auroc_above_0_8_with_group_folds(smollm2) -> None:
-    from models.cache import cached_hidden_states
+    from liedar.models.cache import cached_hidden_states
 
     data = builtin_set("capitals")
     layer = smollm2.n_layers // 2

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from liedar.errors import IncompatibleError, InputError
-from probes.estimators import PROBE_NAMES, LogisticProbe, make_probe
-from probes.io import ProbeMetadata, load_probe, save_probe
+from liedar.probes.estimators import PROBE_NAMES, LogisticProbe, make_probe
+from liedar.probes.io import ProbeMetadata, load_probe, save_probe
 
 
 def fitted(name: str, d: int = 12):
@@ -21,8 +21,16 @@ def fitted(name: str, d: int = 12):
 
 
 def meta(d: int = 12) -> ProbeMetadata:
-    return ProbeMetadata("smollm2-135m", "f" * 64, layer=15, position="last", d_model=d,
-                         training_sets=["capitals"], metrics={"auroc": 0.9}, threshold=0.1)
+    return ProbeMetadata(
+        "smollm2-135m",
+        "f" * 64,
+        layer=15,
+        position="last",
+        d_model=d,
+        training_sets=["capitals"],
+        metrics={"auroc": 0.9},
+        threshold=0.1,
+    )
 
 
 @pytest.mark.parametrize("name", PROBE_NAMES)

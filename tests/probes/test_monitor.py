@@ -13,10 +13,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from monitor_support_fake import FakeBackend  # noqa: E402
 
 from liedar.errors import IncompatibleError, InputError  # noqa: E402
-from models.chat import Dialogue, Message  # noqa: E402
-from probes.estimators import MassMeanProbe  # noqa: E402
-from probes.io import ProbeMetadata, load_probe, save_probe  # noqa: E402
-from probes.monitor import HonestyMonitor, aggregate_scores, sentence_spans  # noqa: E402
+from liedar.models.chat import Dialogue, Message  # noqa: E402
+from liedar.probes.estimators import MassMeanProbe  # noqa: E402
+from liedar.probes.io import ProbeMetadata, load_probe, save_probe  # noqa: E402
+from liedar.probes.monitor import HonestyMonitor, aggregate_scores, sentence_spans  # noqa: E402
 
 
 def _probe(d: int = 8, seed: int = 0) -> MassMeanProbe:
@@ -29,7 +29,10 @@ def _probe(d: int = 8, seed: int = 0) -> MassMeanProbe:
 
 def _meta(backend: FakeBackend, layer: int = 2, **kw) -> ProbeMetadata:
     base = dict(
-        model_name=backend.name, model_fingerprint=backend.fingerprint, layer=layer, position="last",
+        model_name=backend.name,
+        model_fingerprint=backend.fingerprint,
+        layer=layer,
+        position="last",
         d_model=backend.d_model,
     )
     return ProbeMetadata(**{**base, **kw})

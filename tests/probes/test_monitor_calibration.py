@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from liedar.errors import InputError
-from probes.monitor_calibration import (
+from liedar.probes.monitor_calibration import (
     calibrate_threshold,
     conformal_threshold,
     load_control_file,

@@ -12,16 +12,18 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from monitor_support_fake import FakeBackend  # noqa: E402
 
-import models  # noqa: E402
+from liedar import models  # noqa: E402
 from liedar.cli import main as _main  # noqa: E402
-from probes.estimators import MassMeanProbe  # noqa: E402
-from probes.io import ProbeMetadata, save_probe  # noqa: E402
+from liedar.probes.estimators import MassMeanProbe  # noqa: E402
+from liedar.probes.io import ProbeMetadata, save_probe  # noqa: E402
 
 
 @pytest.fixture()
 def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     backend = FakeBackend()
-    monkeypatch.setattr(models, "load", lambda name, backend="transformers", n_threads=None: FakeBackend(), raising=False)
+    monkeypatch.setattr(
+        models, "load", lambda name, backend="transformers", n_threads=None: FakeBackend(), raising=False
+    )
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, backend.d_model))
     y = np.r_[np.zeros(20), np.ones(20)].astype(int)
@@ -34,7 +36,9 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 def test_jsonl_parses_one_record_per_token(setup, capsys) -> None:
     tmp, probe = setup
     out = tmp / "tokens.jsonl"
-    code = _main(["monitor", "--model", "fake", "--probe", str(probe), "--jsonl", str(out), "--threshold", "-100", "Q?"])
+    code = _main(
+        ["monitor", "--model", "fake", "--probe", str(probe), "--jsonl", str(out), "--threshold", "-100", "Q?"]
+    )
     assert code == 0
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(records) == len(FakeBackend().continuation.split())
@@ -48,7 +52,9 @@ def test_jsonl_parses_one_record_per_token(setup, capsys) -> None:
 
 def test_run_subcommand_explicit_and_colour(setup, capsys) -> None:
     tmp, probe = setup
-    code = _main(["monitor", "run", "--model", "fake", "--probe", str(probe), "--threshold", "-100", "--color", "always", "Q?"])
+    code = _main(
+        ["monitor", "run", "--model", "fake", "--probe", str(probe), "--threshold", "-100", "--color", "always", "Q?"]
+    )
     assert code == 0
     assert "\033[1;31m" in capsys.readouterr().out
 
@@ -68,8 +74,20 @@ def test_calibrate_then_run_with_threshold_file(setup, capsys) -> None:
     control.write_text("\n".join(json.dumps(r) for r in rows))
     out = tmp / "threshold.json"
     code = _main(
-        ["monitor", "calibrate", "--model", "fake", "--probe", str(probe), "--control", str(control),
-         "--fpr", "0.1", "--output", str(out)]
+        [
+            "monitor",
+            "calibrate",
+            "--model",
+            "fake",
+            "--probe",
+            str(probe),
+            "--control",
+            str(control),
+            "--fpr",
+            "0.1",
+            "--output",
+            str(out),
+        ]
     )
     assert code == 0
     data = json.loads(out.read_text())
@@ -78,7 +96,9 @@ def test_calibrate_then_run_with_threshold_file(setup, capsys) -> None:
     assert "held-out FPR" in capsys.readouterr().out
     assert _main(["monitor", "--model", "fake", "--probe", str(probe), "--threshold", str(out), "Q?"]) == 0
     assert f"threshold {data['threshold']:.3f}" in capsys.readouterr().out
-    code = _main(["monitor", "--model", "fake", "--probe", str(probe), "--aggregate", "max", "--threshold", str(out), "Q?"])
+    code = _main(
+        ["monitor", "--model", "fake", "--probe", str(probe), "--aggregate", "max", "--threshold", str(out), "Q?"]
+    )
     assert code == 2
 
 
@@ -129,18 +149,41 @@ def test_jsonl_not_left_behind_on_error(setup, monkeypatch) -> None:
 
 
 def test_audit_scores_recorded_transcripts_and_reports_labelled_rates(setup, capsys) -> None:
-    from probes.evaluation import auroc
-    from probes.monitor import HonestyMonitor
+    from liedar.probes.evaluation import auroc
+    from liedar.probes.monitor import HonestyMonitor
 
     tmp, probe = setup
-    rows = [{"id": f"h{i}", "prompt": f"Question {i}?", "response": f" Answer number {i} is here.", "label": "honest"}
-            for i in range(6)]
-    rows += [{"id": f"d{i}", "prompt": f"Question {i}?", "response": f" lie lie {i}.", "label": "lie"} for i in range(4)]
-    rows += [{"dialogue": [{"role": "user", "content": "Hi?"}, {"role": "assistant", "content": " Hello there.", "detect": True}]}]
+    rows = [
+        {"id": f"h{i}", "prompt": f"Question {i}?", "response": f" Answer number {i} is here.", "label": "honest"}
+        for i in range(6)
+    ]
+    rows += [
+        {"id": f"d{i}", "prompt": f"Question {i}?", "response": f" lie lie {i}.", "label": "lie"} for i in range(4)
+    ]
+    rows += [
+        {
+            "dialogue": [
+                {"role": "user", "content": "Hi?"},
+                {"role": "assistant", "content": " Hello there.", "detect": True},
+            ]
+        }
+    ]
     transcripts, out = tmp / "recorded.jsonl", tmp / "scores.jsonl"
     transcripts.write_text("\n".join(json.dumps(r) for r in rows))
-    argv = ["monitor", "audit", "--model", "fake", "--probe", str(probe), "--transcripts", str(transcripts),
-            "--threshold", "0.0", "--output", str(out)]
+    argv = [
+        "monitor",
+        "audit",
+        "--model",
+        "fake",
+        "--probe",
+        str(probe),
+        "--transcripts",
+        str(transcripts),
+        "--threshold",
+        "0.0",
+        "--output",
+        str(out),
+    ]
     assert _main(argv) == 0
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["id"] for r in records] == [r.get("id", "11") for r in rows]
@@ -161,8 +204,11 @@ def test_audit_bad_input_exits_2_before_loading(setup, capsys, monkeypatch) -> N
     tmp, probe = setup
     monkeypatch.setattr(models, "load", lambda *a, **k: pytest.fail("loaded a model for a bad file"), raising=False)
     bad = tmp / "bad.jsonl"
-    for content, match in [("", "holds no transcripts"), ('{"prompt": "Q?", "label": "honest"}', "non-empty 'prompt'"),
-                           ('{"prompt": "Q?", "response": "A", "label": "maybe"}', "label 'maybe'")]:
+    for content, match in [
+        ("", "holds no transcripts"),
+        ('{"prompt": "Q?", "label": "honest"}', "non-empty 'prompt'"),
+        ('{"prompt": "Q?", "response": "A", "label": "maybe"}', "label 'maybe'"),
+    ]:
         bad.write_text(content)
         argv = ["monitor", "audit", "--model", "fake", "--probe", str(probe), "--transcripts", str(bad)]
         assert _main(argv) == 2
@@ -176,8 +222,25 @@ def test_audit_warns_when_auditing_the_calibration_file(setup, capsys) -> None:
     rows = [{"prompt": f"Question {i}?", "response": f" Answer number {i} is here."} for i in range(12)]
     control.write_text("\n".join(json.dumps(r) for r in rows))
     other.write_text("\n".join(json.dumps(r) for r in rows[:6]))
-    assert _main(["monitor", "calibrate", "--model", "fake", "--probe", str(probe), "--control", str(control),
-                  "--fpr", "0.2", "--output", str(cal)]) == 0
+    assert (
+        _main(
+            [
+                "monitor",
+                "calibrate",
+                "--model",
+                "fake",
+                "--probe",
+                str(probe),
+                "--control",
+                str(control),
+                "--fpr",
+                "0.2",
+                "--output",
+                str(cal),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     base = ["monitor", "audit", "--model", "fake", "--probe", str(probe), "--threshold", str(cal)]
     assert _main(base + ["--transcripts", str(control)]) == 0

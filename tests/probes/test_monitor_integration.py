@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.chat import Dialogue, Message
-from probes.estimators import MassMeanProbe
-from probes.monitor import HonestyMonitor
+from liedar.models.chat import Dialogue, Message
+from liedar.probes.estimators import MassMeanProbe
+from liedar.probes.monitor import HonestyMonitor
 
 pytestmark = pytest.mark.integration
 
@@ -21,7 +21,7 @@ def _load(kind: str):
     """llama.cpp with micro-batches of 16: its kernels for batches of 32+ tokens round
     differently (hidden states ~2-4% apart, measured), so the offline pass is cut into the
     same small-batch path the token-by-token stream takes."""
-    import models
+    from liedar import models
     from liedar.errors import ModelUnavailableError
 
     if kind == "llamacpp":

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from liedar.errors import InputError
-from models.chat import Dialogue, Message
-from probes.estimators import MassMeanProbe
-from probes.monitor import HonestyMonitor
+from liedar.models.chat import Dialogue, Message
+from liedar.probes.estimators import MassMeanProbe
+from liedar.probes.monitor import HonestyMonitor
 
 
 @pytest.fixture(scope="module")
@@ -16,7 +16,7 @@ def tiny_backend(tiny_model_dir):
     import torch
 
     torch.set_num_threads(1)
-    import models
+    from liedar import models
 
     return models.load(str(tiny_model_dir), backend="transformers", n_threads=1)
 
@@ -32,7 +32,11 @@ def _probe(d: int) -> MassMeanProbe:
 @pytest.mark.parametrize("layer", [0, 2, 4])
 @pytest.mark.parametrize(
     "prompt,temperature",
-    [("Paris is the capital of", 0.0), ("Paris is the capital of", 1.0), (Dialogue.of(Message("user", "Is the sky blue?")), 1.0)],
+    [
+        ("Paris is the capital of", 0.0),
+        ("Paris is the capital of", 1.0),
+        (Dialogue.of(Message("user", "Is the sky blue?")), 1.0),
+    ],
 )
 def test_streaming_equals_offline_ids(tiny_backend, layer: int, prompt, temperature: float) -> None:
     """Every streamed token score equals the offline score of the same token ids."""

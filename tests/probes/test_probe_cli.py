@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from liedar.cli import main
-from probes.io import load_probe
+from liedar.probes.io import load_probe
 
 
 @pytest.fixture()
@@ -20,8 +20,24 @@ def cache(tmp_path: Path, monkeypatch) -> Path:
 
 def test_train_saves_a_loadable_probe(tiny_model_dir: Path, cache: Path, capsys) -> None:
     out = cache / "probe.npz"
-    rc = main(["probe", "train", "--model", str(tiny_model_dir), "--data", "numbers", "--layer", "2",
-               "--probe", "mass-mean", "--threads", "1", "--output", str(out)])
+    rc = main(
+        [
+            "probe",
+            "train",
+            "--model",
+            str(tiny_model_dir),
+            "--data",
+            "numbers",
+            "--layer",
+            "2",
+            "--probe",
+            "mass-mean",
+            "--threads",
+            "1",
+            "--output",
+            str(out),
+        ]
+    )
     assert rc == 0
     probe, meta = load_probe(out, expect_d_model=48)
     assert meta.layer == 2 and meta.positive_class == "false" and meta.training_sets == ["numbers"]
@@ -31,8 +47,25 @@ def test_train_saves_a_loadable_probe(tiny_model_dir: Path, cache: Path, capsys)
 
 def test_eval_writes_table_json_and_heatmap(tiny_model_dir: Path, cache: Path, capsys) -> None:
     out = cache / "eval"
-    rc = main(["probe", "eval", "--model", str(tiny_model_dir), "--data", "numbers", "elements", "--layer", "1",
-               "--probe", "mass-mean", "--threads", "1", "--output", str(out)])
+    rc = main(
+        [
+            "probe",
+            "eval",
+            "--model",
+            str(tiny_model_dir),
+            "--data",
+            "numbers",
+            "elements",
+            "--layer",
+            "1",
+            "--probe",
+            "mass-mean",
+            "--threads",
+            "1",
+            "--output",
+            str(out),
+        ]
+    )
     assert rc == 0
     payload = json.loads((out / "transfer.json").read_text())
     assert payload["names"] == ["elements", "numbers"] and len(payload["cells"]) == 2
@@ -42,8 +75,24 @@ def test_eval_writes_table_json_and_heatmap(tiny_model_dir: Path, cache: Path, c
 
 def test_sweep_writes_curve(tiny_model_dir: Path, cache: Path) -> None:
     out = cache / "sweep"
-    rc = main(["probe", "sweep", "--model", str(tiny_model_dir), "--data", "numbers", "--layers", "0-4",
-               "--probe", "ttpd", "--threads", "1", "--output", str(out)])
+    rc = main(
+        [
+            "probe",
+            "sweep",
+            "--model",
+            str(tiny_model_dir),
+            "--data",
+            "numbers",
+            "--layers",
+            "0-4",
+            "--probe",
+            "ttpd",
+            "--threads",
+            "1",
+            "--output",
+            str(out),
+        ]
+    )
     assert rc == 0
     payload = json.loads((out / "sweep.json").read_text())
     assert payload["layers"] == [0, 1, 2, 3, 4] and payload["chosen_layer"] in payload["layers"]

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from liedar.errors import InputError
-from probes.datasets import builtin_set
-from probes.splits import cap_per_topic, group_folds, group_split, leave_one_out
+from liedar.probes.datasets import builtin_set
+from liedar.probes.splits import cap_per_topic, group_folds, group_split, leave_one_out
 
 group_lists = st.lists(st.integers(0, 30), min_size=5, max_size=120)
 

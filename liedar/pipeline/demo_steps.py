@@ -1,4 +1,4 @@
-"""The steps of `liedar demo`, one function each (see `liedar.demo` for the pipeline).
+"""The steps of `liedar demo`, one function each (see `liedar.pipeline.demo` for the pipeline).
 
 Each step takes a `DemoContext`, runs one part of the toolkit on the model with the
 sizes in ``ctx.sizes`` and returns (report section, raw results for audit). Steps import
@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from liedar.demo import DemoContext, Step, StepUnavailable, require_module
-from liedar.report.model import Section
+from liedar.pipeline.context import DemoContext, Step, StepUnavailable, require_module
 from liedar.report.store import step_path
+from liedar.results import Section
 
 PROBE_TOPICS = ("capitals", "elements", "animals")
 TIU_TOPICS = ("cities", "inventors", "sp_en_trans")
@@ -42,7 +42,7 @@ def _logistic() -> Any:
     """The demo's logistic probe: C chosen by 3-fold CV over a short, strongly regularising
     grid (hidden states are wider than the sample, so large C only slows the fit; the
     full default grid costs about 2.5x the time, measured in docs/report.md)."""
-    from probes.estimators import LogisticProbe
+    from liedar.probes.estimators import LogisticProbe
 
     return LogisticProbe(Cs=(1e-3, 1e-2, 1e-1), cv=3)
 
@@ -57,13 +57,13 @@ def _saved_raw(ctx: DemoContext, step: str) -> dict[str, Any]:
 
 # ---- white box --------------------------------------------------------------------------
 
+
 def run_probes(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     """Layer sweep and topic transfer on built-in true/false sets; a lie probe on instructed pairs."""
-    from probes.datasets import StatementSet, builtin_set, instructed_pairs, load_truth_is_universal
-    from probes.evaluation import auroc, fit_probe, layer_sweep, recall_at_fpr, transfer_matrix
-    from probes.io import ProbeMetadata, save_probe
-    from probes.splits import group_split
-
+    from liedar.probes.datasets import StatementSet, builtin_set, instructed_pairs, load_truth_is_universal
+    from liedar.probes.evaluation import auroc, fit_probe, layer_sweep, recall_at_fpr, transfer_matrix
+    from liedar.probes.io import ProbeMetadata, save_probe
+    from liedar.probes.splits import group_split
     from liedar.report.adapters import probe_section
 
     lm, sz, seed = ctx.model(), ctx.sizes, ctx.config.seed
@@ -79,8 +79,9 @@ def run_probes(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     X = lm.hidden_states(facts.inputs, layers, "last", progress=True)
     sweep = layer_sweep(_logistic, X, layers, facts, seed=seed, probe_name="logistic, true/false statements")
     k = layers.index(sweep.chosen_layer)
-    tm = transfer_matrix(_logistic, X[:, k], facts, by="topic", n_splits=sz["cv_folds"], seed=seed,
-                         probe_name="logistic")
+    tm = transfer_matrix(
+        _logistic, X[:, k], facts, by="topic", n_splits=sz["cv_folds"], seed=seed, probe_name="logistic"
+    )
 
     inst = _sample_groups(instructed_pairs(PROBE_TOPICS, seed), sz["instructed_per_topic"] * 2 * len(PROBE_TOPICS), rng)
     Xi = lm.hidden_states(inst.inputs, [sweep.chosen_layer], "mean", progress=True)[:, 0]
@@ -97,34 +98,56 @@ def run_probes(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     controls = instructed_pairs(("numbers",), seed)
     controls = controls.subset(controls.labels == 1, name="controls")
     control_scores = lie.decision_function(
-        lm.hidden_states(controls.inputs, [sweep.chosen_layer], "mean", progress=True)[:, 0])
-    save_probe(ctx.probe_path, lie, ProbeMetadata(
-        ctx.config.model, lm.fingerprint, int(sweep.chosen_layer), "mean", int(lm.d_model),
-        training_sets=["instructed (honest vs deceptive persona)"],
-        metrics={"auroc_heldout": au.to_dict(), "recall_at_1pct_fpr": recall.to_dict()}, threshold=threshold,
-    ))
-    section = probe_section(tm, sweep, [
-        ("probe_auroc_instructed", "Lie-probe AUROC, instructed pairs (held-out groups)", au),
-        ("probe_recall_1fpr", "Lie-probe recall at 1% FPR (held-out instructed pairs)", recall),
-    ])
-    raw = {"statements": facts.summary(), "instructed": inst.summary(), "transfer": tm.to_dict(),
-           "layer_sweep": sweep.to_dict(), "lie_probe": {"layer": int(sweep.chosen_layer), "threshold": threshold,
-                                                         "auroc": au.to_dict(), "recall_at_1pct_fpr": recall.to_dict()},
-           "control_scores": [float(x) for x in control_scores],
-           "controls": "honest-persona statements about numbers (a topic the probe was not trained on)"}
+        lm.hidden_states(controls.inputs, [sweep.chosen_layer], "mean", progress=True)[:, 0]
+    )
+    save_probe(
+        ctx.probe_path,
+        lie,
+        ProbeMetadata(
+            ctx.config.model,
+            lm.fingerprint,
+            int(sweep.chosen_layer),
+            "mean",
+            int(lm.d_model),
+            training_sets=["instructed (honest vs deceptive persona)"],
+            metrics={"auroc_heldout": au.to_dict(), "recall_at_1pct_fpr": recall.to_dict()},
+            threshold=threshold,
+        ),
+    )
+    section = probe_section(
+        tm,
+        sweep,
+        [
+            ("probe_auroc_instructed", "Lie-probe AUROC, instructed pairs (held-out groups)", au),
+            ("probe_recall_1fpr", "Lie-probe recall at 1% FPR (held-out instructed pairs)", recall),
+        ],
+    )
+    raw = {
+        "statements": facts.summary(),
+        "instructed": inst.summary(),
+        "transfer": tm.to_dict(),
+        "layer_sweep": sweep.to_dict(),
+        "lie_probe": {
+            "layer": int(sweep.chosen_layer),
+            "threshold": threshold,
+            "auroc": au.to_dict(),
+            "recall_at_1pct_fpr": recall.to_dict(),
+        },
+        "control_scores": [float(x) for x in control_scores],
+        "controls": "honest-persona statements about numbers (a topic the probe was not trained on)",
+    }
     return section, raw
 
 
 def run_monitor(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     """Calibrate the monitor on held-out honest items, score role-play (a style the probe
     never saw), and watch a few live generations."""
-    from probes.evaluation import auroc
-    from probes.monitor import HonestyMonitor
-    from probes.monitor_calibration import calibrate_threshold
-    from probes.roleplay import SCENARIOS, roleplay_dialogues
-
+    from liedar.models.chat import Dialogue, Message
+    from liedar.probes.evaluation import auroc
+    from liedar.probes.monitor import HonestyMonitor
+    from liedar.probes.monitor_calibration import calibrate_threshold
+    from liedar.probes.roleplay import SCENARIOS, roleplay_dialogues
     from liedar.report.adapters import add_quality_metric, monitor_section
-    from models.chat import Dialogue, Message
 
     lm, sz = ctx.model(), ctx.sizes
     controls = _saved_raw(ctx, "probes")["control_scores"]
@@ -142,39 +165,58 @@ def run_monitor(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     for sc in tqdm(scenarios, desc="monitor: generating", leave=False):
         prompt = Dialogue.of(Message("system", sc.setup), Message("user", sc.question))
         res = mon.generate(prompt, max_tokens=sz["monitor_tokens"], seed=ctx.config.seed)
-        generations.append({"scenario": sc.name, "text": res.text, "score": res.score, "flagged": res.flagged,
-                            "flagged_sentences": [s.text for s in res.sentences if s.flagged]})
-    section = monitor_section([g["flagged"] for g in generations], cal.achieved_fpr, cal.threshold, mon.layer,
-                              note=cal.note)
-    from behavioral.stats import DEFAULT_INTERVAL, proportion
+        generations.append(
+            {
+                "scenario": sc.name,
+                "text": res.text,
+                "score": res.score,
+                "flagged": res.flagged,
+                "flagged_sentences": [s.text for s in res.sentences if s.flagged],
+            }
+        )
+    section = monitor_section(
+        [g["flagged"] for g in generations], cal.achieved_fpr, cal.threshold, mon.layer, note=cal.note
+    )
+    from liedar.stats import DEFAULT_INTERVAL, proportion
 
     n_dec, n_hon = int((y == 1).sum()), int((y == 0).sum())
-    extra = [("monitor_auroc_roleplay", "Monitor AUROC, role-play dialogues (style never trained on)", rp_auroc),
-             ("monitor_recall_roleplay", "Monitor recall on deceptive role-play at the calibrated threshold",
-              proportion(int((rp_scores[y == 1] > cal.threshold).sum()), n_dec, "quality", DEFAULT_INTERVAL))]
+    extra = [
+        ("monitor_auroc_roleplay", "Monitor AUROC, role-play dialogues (style never trained on)", rp_auroc),
+        (
+            "monitor_recall_roleplay",
+            "Monitor recall on deceptive role-play at the calibrated threshold",
+            proportion(int((rp_scores[y == 1] > cal.threshold).sum()), n_dec, "quality", DEFAULT_INTERVAL),
+        ),
+    ]
     for mid, label, est in extra:
         add_quality_metric(section, mid, label, est, "monitor")
-    raw = {"calibration": cal.to_dict(), "roleplay_scores": rp_scores.tolist(), "roleplay_labels": labels,
-           "roleplay_honest_flagged": int((rp_scores[y == 0] > cal.threshold).sum()), "n_roleplay_honest": n_hon,
-           "generations": generations}
+    raw = {
+        "calibration": cal.to_dict(),
+        "roleplay_scores": rp_scores.tolist(),
+        "roleplay_labels": labels,
+        "roleplay_honest_flagged": int((rp_scores[y == 0] > cal.threshold).sum()),
+        "n_roleplay_honest": n_hon,
+        "generations": generations,
+    }
     return section, raw
 
 
 def run_cross_check(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     """Same MCQ items: behavioural flag (knows the answer, gives a wrong one when told to
     underperform) vs lie-probe flag on that answer."""
-    from behavioral.items.mcq import load_mcq_bank
-    from behavioral.runners.common import ask_multiple_choice, build_prompt
-    from probes.io import load_probe
-
+    from liedar.behavioral.items.mcq import load_mcq_bank
+    from liedar.behavioral.runners.common import ask_multiple_choice, build_prompt
+    from liedar.models.chat import Dialogue, Message
+    from liedar.probes.io import load_probe
     from liedar.report.crosscheck import cross_check
-    from models.chat import Dialogue, Message
 
     lm = ctx.model()
     probe, meta = load_probe(ctx.probe_path, expect_fingerprint=lm.fingerprint, expect_d_model=lm.d_model)
     bank = load_mcq_bank()
     rng = ctx.rng(3)
-    items = [bank[i] for i in sorted(rng.choice(len(bank), min(ctx.sizes["crosscheck_items"], len(bank)), replace=False))]
+    items = [
+        bank[i] for i in sorted(rng.choice(len(bank), min(ctx.sizes["crosscheck_items"], len(bank)), replace=False))
+    ]
     beh, dialogues, records = [], [], []
     for item in tqdm(items, desc="cross-check: asking", leave=False):
         honest = ask_multiple_choice(lm, item.question, item.options, system=HONEST_SYSTEM, chat=True)
@@ -187,16 +229,24 @@ def run_cross_check(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     X = lm.hidden_states(dialogues, [meta.layer], meta.position, progress=True)[:, 0]
     scores = probe.decision_function(X)
     flags = scores > meta.threshold
-    notes = [f"answer {r['answer']!r}; honest prompt chose {r['honest']!r}; sandbag prompt chose {r['sandbag']!r}"
-             for r in records]
-    cc = cross_check([r["item_id"] for r in records], beh, flags.tolist(),
-                     behavioural="knows the answer under an honest prompt, answers wrongly when told to underperform",
-                     probe=f"lie-probe score on that answer above the 1%-FPR threshold ({meta.threshold:.3f}, layer {meta.layer})",
-                     probe_scores=scores.tolist(), notes=notes)
+    notes = [
+        f"answer {r['answer']!r}; honest prompt chose {r['honest']!r}; sandbag prompt chose {r['sandbag']!r}"
+        for r in records
+    ]
+    cc = cross_check(
+        [r["item_id"] for r in records],
+        beh,
+        flags.tolist(),
+        behavioural="knows the answer under an honest prompt, answers wrongly when told to underperform",
+        probe=f"lie-probe score on that answer above the 1%-FPR threshold ({meta.threshold:.3f}, layer {meta.layer})",
+        probe_scores=scores.tolist(),
+        notes=notes,
+    )
     return Section(cross_check=cc), {"records": records, "scores": scores.tolist(), "threshold": meta.threshold}
 
 
 # ---- black box --------------------------------------------------------------------------
+
 
 def _pick(items: list[Any], k: int, rng: np.random.Generator) -> list[Any]:
     """k items in bank order (deterministic for a seed)."""
@@ -209,21 +259,20 @@ def run_sandbagging(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     """Best-protocol ceiling (chosen on a third of the items, reported on the other two
     thirds) and the paired gap on those evaluation items; --quick scores fewer, cheaper
     protocols (no k-shot prompts, no 4-pass permutations)."""
-    runner = require_module("behavioral.runners.sandbagging")
-    from behavioral.items.mcq import load_mcq_bank
-
+    runner = require_module("liedar.behavioral.runners.sandbagging")
+    from liedar.behavioral.items.mcq import load_mcq_bank
     from liedar.report.adapters import sandbagging_section
 
     items = _pick(load_mcq_bank(), ctx.sizes["ceiling_items"], ctx.rng(10))
-    res = runner.run_sandbagging(ctx.model(), items, protocols=ctx.sizes["ceiling_protocols"], seed=ctx.config.seed,
-                                 progress=True)
+    res = runner.run_sandbagging(
+        ctx.model(), items, protocols=ctx.sizes["ceiling_protocols"], seed=ctx.config.seed, progress=True
+    )
     return sandbagging_section(res), res.to_dict()
 
 
 def run_sycophancy(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
-    runner = require_module("behavioral.runners.sycophancy")
-    from behavioral.items.sycophancy import sycophancy_items
-
+    runner = require_module("liedar.behavioral.runners.sycophancy")
+    from liedar.behavioral.items.sycophancy import sycophancy_items
     from liedar.report.adapters import sycophancy_section
 
     items = sycophancy_items()
@@ -235,9 +284,8 @@ def run_sycophancy(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
 
 
 def run_negation(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
-    runner = require_module("behavioral.runners.negation")
-    from behavioral.items.claims import negation_pairs
-
+    runner = require_module("liedar.behavioral.runners.negation")
+    from liedar.behavioral.items.claims import negation_pairs
     from liedar.report.adapters import negation_section
 
     pairs = negation_pairs()
@@ -249,9 +297,8 @@ def run_negation(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
 
 
 def run_honesty(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
-    runner = require_module("behavioral.runners.honesty")
-    from behavioral.items.beliefs import belief_items
-
+    runner = require_module("liedar.behavioral.runners.honesty")
+    from liedar.behavioral.items.beliefs import belief_items
     from liedar.report.adapters import honesty_section
 
     items = _pick(belief_items(), ctx.sizes["instrument_items"], ctx.rng(13))
@@ -260,30 +307,43 @@ def run_honesty(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
 
 
 def run_consistency(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
-    runner = require_module("behavioral.runners.consistency")
-    from behavioral.consistency import ConsistencyDetector
-
+    runner = require_module("liedar.behavioral.runners.consistency")
+    from liedar.behavioral.consistency import ConsistencyDetector
     from liedar.report.adapters import bootstrap_confidence, consistency_section
     from liedar.report.consistency_contrast import add_consistency_contrast
 
     detector = ConsistencyDetector(seed=ctx.config.seed)
-    run = runner.run_consistency(ctx.model(), n_items=ctx.sizes["mcq_items"], n_shuffles=ctx.sizes["shuffles"],
-                                 n_paraphrases=ctx.sizes["paraphrases"], seed=ctx.config.seed, detector=detector,
-                                 model_name=ctx.config.model, progress=True)
-    conf = {c: bootstrap_confidence(detector, cr.option_trials, cr.paraphrase_trials, seed=ctx.config.seed)
-            for c, cr in run.conditions.items()}
+    run = runner.run_consistency(
+        ctx.model(),
+        n_items=ctx.sizes["mcq_items"],
+        n_shuffles=ctx.sizes["shuffles"],
+        n_paraphrases=ctx.sizes["paraphrases"],
+        seed=ctx.config.seed,
+        detector=detector,
+        model_name=ctx.config.model,
+        progress=True,
+    )
+    conf = {
+        c: bootstrap_confidence(detector, cr.option_trials, cr.paraphrase_trials, seed=ctx.config.seed)
+        for c, cr in run.conditions.items()
+    }
     # the verdict is the contrast with the honest baseline, not either prompt's score alone
     return add_consistency_contrast(consistency_section(run, conf), run), run.to_dict()
 
 
 def run_menus(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
-    runner = require_module("behavioral.runners.menus")
-    from behavioral.items.menus import SCENARIOS
-
+    runner = require_module("liedar.behavioral.runners.menus")
+    from liedar.behavioral.items.menus import SCENARIOS
     from liedar.report.adapters import revealed_section
 
-    study = runner.run_menu_study(ctx.model(), mode="deterministic", scenarios=list(SCENARIOS)[: ctx.sizes["menu_scenarios"]],
-                                  tiers=list(ctx.sizes["menu_tiers"]), framings=["minimal"], seed=ctx.config.seed)
+    study = runner.run_menu_study(
+        ctx.model(),
+        mode="deterministic",
+        scenarios=list(SCENARIOS)[: ctx.sizes["menu_scenarios"]],
+        tiers=list(ctx.sizes["menu_tiers"]),
+        framings=["minimal"],
+        seed=ctx.config.seed,
+    )
     return revealed_section(study), study.to_dict()
 
 
@@ -292,34 +352,71 @@ def run_noise(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
         raise StepUnavailable("skipped by --quick (weight noise re-scores every item at every noise level and seed)")
     if ctx.config.backend != "transformers":
         raise StepUnavailable("weight noise needs the transformers backend (run with --backend transformers)")
-    runner = require_module("behavioral.runners.noise")
-    from behavioral.items.mcq import load_mcq_bank
-
+    runner = require_module("liedar.behavioral.runners.noise")
+    from liedar.behavioral.items.mcq import load_mcq_bank
     from liedar.report.adapters import noise_section
 
     items = _pick(load_mcq_bank(), ctx.sizes["noise_items"], ctx.rng(14))
-    comparison, trials = runner.run_noise(ctx.model(), items, sigmas=ctx.sizes["noise_sigmas"],
-                                          seeds=tuple(range(ctx.sizes["noise_seeds"])), progress=True)
+    comparison, trials = runner.run_noise(
+        ctx.model(),
+        items,
+        sigmas=ctx.sizes["noise_sigmas"],
+        seeds=tuple(range(ctx.sizes["noise_seeds"])),
+        progress=True,
+    )
     return noise_section(comparison), {"result": comparison.to_dict(), "trials": trials}
 
 
 STEPS: tuple[Step, ...] = (
-    Step("probes", run_probes, ("statements_per_topic", "sweep_layers", "instructed_per_topic", "tiu_per_topic",
-                                "cv_folds"), (), "train and evaluate lie probes (layer sweep, transfer)", 2),
-    Step("monitor", run_monitor, ("monitor_generations", "monitor_tokens", "roleplay_scenarios"), ("probes",),
-         "calibrate and run the inline monitor"),
-    Step("cross_check", run_cross_check, ("crosscheck_items",), ("probes",),
-         "behavioural flags vs probe flags on the same items", 2),
-    Step("consistency", run_consistency, ("mcq_items", "shuffles", "paraphrases"), (),
-         "consistency detector, honest vs prompted sandbagger"),
-    Step("sandbagging_gap", run_sandbagging, ("ceiling_items", "ceiling_protocols"), (),
-         "sandbagging gap (best-protocol ceiling; benign vs dangerous framing)", 2),
+    Step(
+        "probes",
+        run_probes,
+        ("statements_per_topic", "sweep_layers", "instructed_per_topic", "tiu_per_topic", "cv_folds"),
+        (),
+        "train and evaluate lie probes (layer sweep, transfer)",
+        2,
+    ),
+    Step(
+        "monitor",
+        run_monitor,
+        ("monitor_generations", "monitor_tokens", "roleplay_scenarios"),
+        ("probes",),
+        "calibrate and run the inline monitor",
+    ),
+    Step(
+        "cross_check",
+        run_cross_check,
+        ("crosscheck_items",),
+        ("probes",),
+        "behavioural flags vs probe flags on the same items",
+        2,
+    ),
+    Step(
+        "consistency",
+        run_consistency,
+        ("mcq_items", "shuffles", "paraphrases"),
+        (),
+        "consistency detector, honest vs prompted sandbagger",
+    ),
+    Step(
+        "sandbagging_gap",
+        run_sandbagging,
+        ("ceiling_items", "ceiling_protocols"),
+        (),
+        "sandbagging gap (best-protocol ceiling; benign vs dangerous framing)",
+        2,
+    ),
     Step("sycophancy", run_sycophancy, ("instrument_items",), (), "sycophancy flip rates"),
     Step("negation", run_negation, ("instrument_items",), (), "negation consistency"),
     Step("honesty", run_honesty, ("instrument_items",), (), "belief vs assertion"),
     Step("menus", run_menus, ("menu_scenarios", "menu_tiers"), (), "revealed-preference menu study"),
-    Step("weight_noise", run_noise, ("noise", "noise_items", "noise_sigmas", "noise_seeds"), (),
-         "weight-noise elicitation"),
+    Step(
+        "weight_noise",
+        run_noise,
+        ("noise", "noise_items", "noise_sigmas", "noise_seeds"),
+        (),
+        "weight-noise elicitation",
+    ),
 )
 
 __all__ = ["STEPS"]

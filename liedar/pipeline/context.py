@@ -1,0 +1,192 @@
+"""What every pipeline step shares: the run's configuration, its lazily loaded model, the
+step type and the per-step configuration hash.
+
+Why apart from the steps and the runner: the step functions (`demo_steps`) and the pipeline
+that runs them (`demo`) both need these, and neither should import the other's module to
+get them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from liedar import __version__
+from liedar.errors import LiedarError
+from liedar.report.store import config_hash
+from liedar.results import SCHEMA_VERSION, Section
+
+DEFAULT_MODEL = "smollm2-135m"
+RESULTS_DIR = "results"
+PROBE_FILE = "lie-probe.npz"
+
+
+class StepUnavailable(LiedarError):
+    """A step cannot run in this build or configuration (recorded as "not run")."""
+
+
+@dataclass(frozen=True)
+class DemoConfig:
+    model: str = DEFAULT_MODEL
+    backend: str = "transformers"
+    quick: bool = False
+    datasets: Optional[Path] = None
+    output: Path = Path("liedar-report")
+    seed: int = 0
+    threads: Optional[int] = None
+
+    @property
+    def results_dir(self) -> Path:
+        return Path(self.output) / RESULTS_DIR
+
+    def sizes(self) -> dict[str, Any]:
+        """Step sizes, chosen (and measured, docs/report.md) to fit the time budgets."""
+        if self.quick:
+            return dict(
+                statements_per_topic=30,
+                sweep_layers=3,
+                instructed_per_topic=10,
+                tiu_per_topic=0,
+                cv_folds=3,
+                monitor_generations=2,
+                monitor_tokens=16,
+                roleplay_scenarios=10,
+                crosscheck_items=12,
+                mcq_items=10,
+                shuffles=3,
+                paraphrases=2,
+                menu_scenarios=3,
+                menu_tiers=("clear",),
+                instrument_items=12,
+                noise=False,
+                noise_items=0,
+                noise_sigmas=(),
+                noise_seeds=0,
+                ceiling_items=15,
+                ceiling_protocols=("zero_shot_letter", "cloze_sum", "cloze_norm"),
+            )
+        return dict(
+            statements_per_topic=60,
+            sweep_layers=5,
+            instructed_per_topic=20,
+            tiu_per_topic=40,
+            cv_folds=4,
+            monitor_generations=4,
+            monitor_tokens=24,
+            roleplay_scenarios=30,
+            crosscheck_items=16,
+            mcq_items=15,
+            shuffles=3,
+            paraphrases=2,
+            menu_scenarios=3,
+            menu_tiers=("clear",),
+            instrument_items=16,
+            noise=True,
+            noise_items=12,
+            noise_sigmas=(0.0, 0.002, 0.008),
+            noise_seeds=2,
+            ceiling_items=18,
+            # permutation_letter (4 forward passes per item) is left to `liedar behavioral gap`:
+            # with it the warm run measured 181 s, over the 3-minute budget
+            ceiling_protocols=("zero_shot_letter", "k_shot_letter", "cloze_sum", "cloze_norm"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "backend": self.backend,
+            "quick": self.quick,
+            "datasets": None if self.datasets is None else str(self.datasets),
+            "seed": self.seed,
+            "sizes": self.sizes(),
+        }
+
+
+class DemoContext:
+    """What a step may use: the config, the results folder, and the lazily loaded model."""
+
+    def __init__(self, config: DemoConfig) -> None:
+        self.config = config
+        self.sizes = config.sizes()
+        self.results_dir = config.results_dir
+        self._backend: Any = None
+        self.load_error: Optional[LiedarError] = None
+
+    def model(self) -> Any:
+        """The backend, loaded on first use; a load failure stops the whole demo (one line)."""
+        if self._backend is None:
+            from liedar import models
+
+            try:
+                self._backend = models.load(
+                    self.config.model, backend=self.config.backend, n_threads=self.config.threads
+                )
+            except LiedarError as exc:
+                self.load_error = exc
+                raise
+        return self._backend
+
+    def model_info(self) -> dict[str, Any]:
+        info = {"name": self.config.model, "backend": self.config.backend}
+        if self._backend is not None:
+            info.update(
+                fingerprint=self._backend.fingerprint, n_layers=self._backend.n_layers, d_model=self._backend.d_model
+            )
+        return info
+
+    @property
+    def probe_path(self) -> Path:
+        return self.results_dir / PROBE_FILE
+
+    def rng(self, salt: int) -> np.random.Generator:
+        return np.random.default_rng([self.config.seed, salt])
+
+
+def require_module(name: str) -> Any:
+    """Import a project module a step needs; a missing one makes the step "not run"."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name and name.startswith(exc.name):
+            raise StepUnavailable(f"{name} is not part of this build") from exc
+        raise
+
+
+StepFn = Callable[[DemoContext], tuple[Section, dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    run: StepFn
+    params: tuple[str, ...] = ()  # which sizes this step's results depend on
+    depends: tuple[str, ...] = ()
+    description: str = ""
+    version: int = 1  # bump when the step computes something different: old results are then redone
+
+
+def step_hashes(config: DemoConfig, steps: tuple[Step, ...]) -> dict[str, str]:
+    """Each step's config hash: step code version, model, seed, its own sizes, liedar version,
+    and the hashes of the steps it reads from."""
+    sizes = config.sizes()
+    hashes: dict[str, str] = {}
+    for st in steps:
+        hashes[st.name] = config_hash(
+            {
+                "step": st.name,
+                "version": st.version,
+                "model": config.model,
+                "backend": config.backend,
+                "seed": config.seed,
+                "datasets": None if config.datasets is None else str(Path(config.datasets).resolve()),
+                "sizes": {k: sizes[k] for k in st.params},
+                "liedar": __version__,
+                "schema": SCHEMA_VERSION,
+                "depends": [hashes[d] for d in st.depends],
+            }
+        )
+    return hashes

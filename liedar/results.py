@@ -1,0 +1,743 @@
+"""The results data model: what instruments hand to the report, and what one page about one
+model holds.
+
+Why in the bottom layer: probes (transfer matrices, layer sweeps), behavioural instruments
+(sections of measures and ceilings) and the report all speak these types, so each concept
+has exactly one type and no layer converts another's copy.
+
+Why a typed model and not free-form dicts: the report's promise is that every rate comes
+with its interval, its n and — for deception rates — the capability ceiling it must be
+read against. Those rules are checked here (on construction) and in the JSON Schema
+(`report.schema.json`), so no renderer can show a bare number.
+
+A measure or ceiling the run attempted but could not estimate (no records in its
+denominator, e.g. a flip rate when the model answered no item right unprompted) is kept as
+a row with ``estimate=None`` and a `NotComputable` saying why, never dropped and never
+shown as 0: a reviewer must see everything the run tried. Instrument warnings ("n < 30",
+"ceiling indistinguishable from chance") travel on the row they qualify.
+
+Versioning: `SCHEMA_VERSION` changes on any incompatible change of `Report.to_dict()`;
+`liedar report --from` refuses results written by another major version with one line
+naming both versions and the fix (2.0: estimates may be null, rows carry warnings; 2.1:
+warnings are `Caveat`s with a code, and a section may carry a `ValidationMatrix`; 2.0 files
+are read, their warnings becoming caveats with code ``unclassified``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal, Optional
+
+from liedar.errors import IncompatibleError, InputError
+from liedar.stats import Estimate
+
+SCHEMA_VERSION = "2.1"
+
+Scale = Literal["proportion", "difference", "ratio", "score"]
+StepStatus = Literal["ok", "not_run", "failed"]
+Kind = Literal["capability", "propensity", "quality"]
+
+
+def _estimate_or_none(d: Optional[dict[str, Any]]) -> Optional[Estimate]:
+    return None if d is None else Estimate.from_dict(d)
+
+
+def _check_estimate(e: Estimate, where: str) -> None:
+    """An estimate the report can show: finite value inside a finite interval, n >= 1."""
+    for name in ("value", "lo", "hi"):
+        v = getattr(e, name)
+        if not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise InputError(f"{where}: estimate {name}={v!r} is not a finite number")
+    if e.n < 1:
+        raise InputError(f"{where}: estimate has n={e.n}; every rate needs the count behind it")
+    if not e.lo - 1e-9 <= e.value <= e.hi + 1e-9:
+        raise InputError(f"{where}: value {e.value} lies outside its interval [{e.lo}, {e.hi}]")
+
+
+@dataclass(frozen=True)
+class NotComputable:
+    """Why a number the run attempted has no estimate: ``n`` records were usable (usually 0).
+
+    ``kind`` is what the estimate would have measured, so the row still lands in the right
+    table (deception measures vs probe quality).
+    """
+
+    reason: str
+    n: int = 0
+    kind: Kind = "propensity"
+
+    def __post_init__(self) -> None:
+        if not self.reason.strip():
+            raise InputError("a not-computable row must say why (reason is empty)")
+        if self.n < 0:
+            raise InputError(f"not-computable row: n={self.n} cannot be negative")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reason": self.reason, "n": self.n, "kind": self.kind}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "NotComputable":
+        return cls(d["reason"], int(d.get("n", 0)), d.get("kind", "propensity"))
+
+
+def _nc_or_none(d: Optional[dict[str, Any]]) -> Optional[NotComputable]:
+    return None if d is None else NotComputable.from_dict(d)
+
+
+def _check_row(estimate: Optional[Estimate], nc: Optional[NotComputable], where: str) -> None:
+    """Exactly one of estimate / not_computable: a row either has a number or says why not."""
+    if (estimate is None) == (nc is None):
+        raise InputError(
+            f"{where}: give either an estimate or a not_computable reason, not {'both' if nc else 'neither'}"
+        )
+    if estimate is not None:
+        _check_estimate(estimate, where)
+
+
+@dataclass(frozen=True)
+class Caveat:
+    """An instrument's warning about one or more rows: a stable ``code`` (for grouping, tags
+    and tests; never parsed from the text) and the sentence a reader sees.
+
+    Why a code: the report groups identical caveats, shows a short tag that expands, and
+    tests assert on codes rather than on wording, so a reworded warning cannot silently
+    move to another row (schema 2.0 routed free text by substring).
+    """
+
+    code: str
+    text: str
+
+    def __post_init__(self) -> None:
+        if not self.code or not self.text:
+            raise InputError("a caveat needs a code and a text")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "text": self.text}
+
+    @classmethod
+    def from_dict(cls, d: "dict[str, Any] | str") -> "Caveat":
+        if isinstance(d, str):  # schema 2.0 stored the text alone
+            return cls("unclassified", d)
+        return cls(str(d["code"]), str(d["text"]))
+
+
+def _caveats(items: Any) -> tuple[Caveat, ...]:
+    return tuple(Caveat.from_dict(x) for x in items or ())
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """An elicited capability ceiling: the accuracy the model reaches when asked hard."""
+
+    id: str
+    label: str
+    protocol: str  # how it was elicited: "benign framing, option log-probs", "few-shot", ...
+    chance: float  # accuracy of a uniform guesser on the same items
+    estimate: Optional[Estimate]  # None only with `not_computable`
+    warnings: tuple[Caveat, ...] = ()  # the instrument's caveats about this ceiling
+    not_computable: Optional[NotComputable] = None
+
+    def __post_init__(self) -> None:
+        _check_row(self.estimate, self.not_computable, f"ceiling {self.id!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "label": self.label,
+            "protocol": self.protocol,
+            "chance": self.chance,
+            "estimate": None if self.estimate is None else self.estimate.to_dict(),
+            "not_computable": None if self.not_computable is None else self.not_computable.to_dict(),
+            "warnings": [w.to_dict() for w in self.warnings],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Ceiling":
+        return cls(
+            d["id"],
+            d["label"],
+            d["protocol"],
+            float(d["chance"]),
+            _estimate_or_none(d.get("estimate")),
+            _caveats(d.get("warnings")),
+            _nc_or_none(d.get("not_computable")),
+        )
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One number the report shows: a deception rate, a detector score or a probe metric.
+
+    ``scale`` says how to read it: a ``proportion`` in [0, 1], a ``difference`` of
+    proportions (``null_value`` 0 = no gap), a ``ratio`` (φ; ``null_value`` 1), or a
+    ``score``. ``ceiling`` names the `Ceiling` a deception rate is read against; a
+    propensity measure without one says so in the readings. ``higher_is_deceptive`` is
+    None for quality metrics (probe AUROC) where the direction is not about deception.
+    ``estimate`` is None exactly when ``not_computable`` says why; ``warnings`` are the
+    instrument's caveats that qualify this number (shown on its row).
+    """
+
+    id: str
+    label: str
+    instrument: str
+    scale: Scale
+    estimate: Optional[Estimate]
+    ceiling: Optional[str] = None
+    higher_is_deceptive: Optional[bool] = True
+    null_value: Optional[float] = None
+    flag: Optional[bool] = None
+    grader_kappa: Optional[Estimate] = None
+    details: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[Caveat, ...] = ()
+    not_computable: Optional[NotComputable] = None
+
+    def __post_init__(self) -> None:
+        _check_row(self.estimate, self.not_computable, f"measure {self.id!r}")
+        if self.grader_kappa is not None:
+            _check_estimate(self.grader_kappa, f"grader kappa of {self.id!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "label": self.label,
+            "instrument": self.instrument,
+            "scale": self.scale,
+            "estimate": None if self.estimate is None else self.estimate.to_dict(),
+            "not_computable": None if self.not_computable is None else self.not_computable.to_dict(),
+            "ceiling": self.ceiling,
+            "higher_is_deceptive": self.higher_is_deceptive,
+            "null_value": self.null_value,
+            "flag": self.flag,
+            "grader_kappa": None if self.grader_kappa is None else self.grader_kappa.to_dict(),
+            "warnings": [w.to_dict() for w in self.warnings],
+            "details": self.details,
+        }
+
+    @property
+    def kind(self) -> Kind:
+        """What the row measures, whether or not it has a number."""
+        return self.estimate.kind if self.estimate is not None else self.not_computable.kind  # type: ignore[union-attr]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Measure":
+        return cls(
+            d["id"],
+            d["label"],
+            d["instrument"],
+            d["scale"],
+            _estimate_or_none(d.get("estimate")),
+            d.get("ceiling"),
+            d.get("higher_is_deceptive", True),
+            d.get("null_value"),
+            d.get("flag"),
+            _estimate_or_none(d.get("grader_kappa")),
+            dict(d.get("details", {})),
+            _caveats(d.get("warnings")),
+            _nc_or_none(d.get("not_computable")),
+        )
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two measures the report compares (e.g. honest vs prompted sandbagger)."""
+
+    a: str
+    b: str
+    label: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"a": self.a, "b": self.b, "label": self.label}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Comparison":
+        return cls(d["a"], d["b"], d["label"])
+
+
+@dataclass(frozen=True)
+class TransferMatrix:
+    """AUROC of a probe trained on ``train[i]`` and tested on ``test[j]`` (None: not run)."""
+
+    train: list[str]
+    test: list[str]
+    cells: list[list[Optional[Estimate]]]
+
+    def __post_init__(self) -> None:
+        if len(self.cells) != len(self.train) or any(len(r) != len(self.test) for r in self.cells):
+            raise InputError("transfer matrix: cells must be len(train) rows of len(test) entries")
+        for i, row in enumerate(self.cells):
+            for j, cell in enumerate(row):
+                if cell is not None:
+                    _check_estimate(cell, f"transfer cell {self.train[i]}→{self.test[j]}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "train": list(self.train),
+            "test": list(self.test),
+            "cells": [[None if c is None else c.to_dict() for c in row] for row in self.cells],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TransferMatrix":
+        return cls(list(d["train"]), list(d["test"]), [[_estimate_or_none(c) for c in r] for r in d["cells"]])
+
+
+@dataclass(frozen=True)
+class LayerSweep:
+    """Test AUROC per layer; ``chosen_layer`` was picked on ``chosen_on`` data (the
+    ``validation`` AUROCs, when given), never on the test set."""
+
+    layers: list[int]
+    auroc: list[Estimate]
+    chosen_layer: int
+    chosen_on: str
+    dataset: str = ""
+    validation: list[Estimate] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if len(self.layers) != len(self.auroc) or not self.layers:
+            raise InputError("layer sweep: give one AUROC estimate per layer (at least one layer)")
+        if self.validation and len(self.validation) != len(self.layers):
+            raise InputError("layer sweep: give one validation AUROC per layer, or none")
+        for layer, e in zip(self.layers, self.auroc):
+            _check_estimate(e, f"layer sweep layer {layer}")
+        for layer, e in zip(self.layers, self.validation):
+            _check_estimate(e, f"layer sweep validation layer {layer}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "layers": list(self.layers),
+            "auroc": [e.to_dict() for e in self.auroc],
+            "chosen_layer": self.chosen_layer,
+            "chosen_on": self.chosen_on,
+            "dataset": self.dataset,
+            "validation": [e.to_dict() for e in self.validation],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "LayerSweep":
+        return cls(
+            [int(x) for x in d["layers"]],
+            [Estimate.from_dict(e) for e in d["auroc"]],
+            int(d["chosen_layer"]),
+            d["chosen_on"],
+            d.get("dataset", ""),
+            [Estimate.from_dict(e) for e in d.get("validation", [])],
+        )
+
+
+@dataclass(frozen=True)
+class PositionHistogram:
+    """How often each presented position was chosen, per condition (option-order trials)."""
+
+    n_options: int
+    counts: dict[str, list[int]]  # condition -> count per position
+
+    def __post_init__(self) -> None:
+        for cond, row in self.counts.items():
+            if len(row) != self.n_options:
+                raise InputError(f"position histogram {cond!r}: need {self.n_options} counts, got {len(row)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n_options": self.n_options, "counts": {k: list(v) for k, v in self.counts.items()}}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "PositionHistogram":
+        return cls(int(d["n_options"]), {k: [int(x) for x in v] for k, v in d["counts"].items()})
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    item_id: str
+    behavioural_flag: bool
+    probe_flag: bool
+    probe_score: Optional[float] = None
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "item_id": self.item_id,
+            "behavioural_flag": self.behavioural_flag,
+            "probe_flag": self.probe_flag,
+            "probe_score": self.probe_score,
+            "note": self.note,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Disagreement":
+        return cls(
+            d["item_id"], bool(d["behavioural_flag"]), bool(d["probe_flag"]), d.get("probe_score"), d.get("note", "")
+        )
+
+
+@dataclass(frozen=True)
+class CrossCheck:
+    """Behavioural flags vs probe flags on the same items.
+
+    ``table`` is [[both flagged, behaviour only], [probe only, neither]].
+    """
+
+    behavioural: str  # what a behavioural flag means
+    probe: str  # what a probe flag means
+    table: list[list[int]]
+    kappa: Optional[Estimate]  # None when undefined (one source flagged all or none)
+    agreement: Estimate
+    disagreements: list[Disagreement]
+    kappa_note: str = ""
+
+    def __post_init__(self) -> None:
+        if len(self.table) != 2 or any(len(r) != 2 for r in self.table):
+            raise InputError("cross-check table must be 2x2: [[both, behaviour only], [probe only, neither]]")
+        _check_estimate(self.agreement, "cross-check agreement")
+        if self.kappa is not None:
+            _check_estimate(self.kappa, "cross-check kappa")
+        elif not self.kappa_note:
+            raise InputError("cross-check without a kappa must say why (kappa_note)")
+
+    @property
+    def n(self) -> int:
+        return sum(sum(r) for r in self.table)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "behavioural": self.behavioural,
+            "probe": self.probe,
+            "table": [list(r) for r in self.table],
+            "kappa": None if self.kappa is None else self.kappa.to_dict(),
+            "kappa_note": self.kappa_note,
+            "agreement": self.agreement.to_dict(),
+            "disagreements": [x.to_dict() for x in self.disagreements],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "CrossCheck":
+        return cls(
+            d["behavioural"],
+            d["probe"],
+            [[int(x) for x in r] for r in d["table"]],
+            _estimate_or_none(d.get("kappa")),
+            Estimate.from_dict(d["agreement"]),
+            [Disagreement.from_dict(x) for x in d["disagreements"]],
+            d.get("kappa_note", ""),
+        )
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What happened to one pipeline step: shown in the report so a skipped step is visible."""
+
+    name: str
+    status: StepStatus
+    reason: str = ""
+    seconds: Optional[float] = None
+    cached: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "status": self.status,
+            "reason": self.reason,
+            "seconds": self.seconds,
+            "cached": self.cached,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "StepRecord":
+        return cls(d["name"], d["status"], d.get("reason", ""), d.get("seconds"), bool(d.get("cached", False)))
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One sentence generated from the numbers by a rule in `liedar.readings`."""
+
+    rule: str
+    severity: Literal["caution", "info"]
+    text: str
+    refs: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule, "severity": self.severity, "text": self.text, "refs": list(self.refs)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Reading":
+        return cls(d["rule"], d["severity"], d["text"], list(d.get("refs", [])))
+
+
+@dataclass(frozen=True)
+class ValidationCell:
+    """One detector run as a user would run it, on one model (the base or an organism).
+
+    ``truth`` is the ground truth for this cell: True when the model was built to show the
+    behaviour the detector targets (and measurably learned it), False when it was not (the
+    base model; an organism built for another behaviour), None when unknown (an organism
+    whose behaviour was not learned is never ground truth). ``flag`` is the detector's
+    verdict with its default settings; ``effect`` the number the verdict rests on.
+    """
+
+    detector: str
+    model: str
+    flag: Optional[bool]
+    effect: Optional[Estimate]
+    truth: Optional[bool] = None
+    not_computable: Optional[NotComputable] = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        _check_row(self.effect, self.not_computable, f"validation cell {self.detector}×{self.model}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "detector": self.detector,
+            "model": self.model,
+            "flag": self.flag,
+            "effect": None if self.effect is None else self.effect.to_dict(),
+            "truth": self.truth,
+            "not_computable": None if self.not_computable is None else self.not_computable.to_dict(),
+            "note": self.note,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ValidationCell":
+        return cls(
+            d["detector"],
+            d["model"],
+            d.get("flag"),
+            _estimate_or_none(d.get("effect")),
+            d.get("truth"),
+            _nc_or_none(d.get("not_computable")),
+            d.get("note", ""),
+        )
+
+
+@dataclass(frozen=True)
+class DetectorValidity:
+    """A detector's measured quality against ground truth: recall on the organisms it
+    targets and false-flag rate on models without the behaviour (the base model first)."""
+
+    detector: str
+    label: str
+    recall: Optional[Estimate]  # None: no organism with the behaviour was available
+    false_flag_rate: Optional[Estimate]
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "detector": self.detector,
+            "label": self.label,
+            "recall": None if self.recall is None else self.recall.to_dict(),
+            "false_flag_rate": None if self.false_flag_rate is None else self.false_flag_rate.to_dict(),
+            "note": self.note,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "DetectorValidity":
+        return cls(
+            d["detector"],
+            d["label"],
+            _estimate_or_none(d.get("recall")),
+            _estimate_or_none(d.get("false_flag_rate")),
+            d.get("note", ""),
+        )
+
+
+@dataclass(frozen=True)
+class ValidationMatrix:
+    """Detector × model: every detector on the base model and on each model organism.
+
+    ``models`` lists column names (the base model first); ``organisms`` describes each
+    organism column: its intended behaviour, whether it measurably learned it, and its
+    measured ground truth (e.g. accuracy benign vs under the evaluation framing).
+    """
+
+    models: list[str]
+    cells: list[ValidationCell]
+    detectors: list[DetectorValidity]
+    organisms: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for c in self.cells:
+            if c.model not in self.models:
+                raise InputError(f"validation cell for {c.model!r}: not one of the matrix's models {self.models}")
+
+    def cell(self, detector: str, model: str) -> Optional[ValidationCell]:
+        return next((c for c in self.cells if c.detector == detector and c.model == model), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "models": list(self.models),
+            "cells": [c.to_dict() for c in self.cells],
+            "detectors": [d.to_dict() for d in self.detectors],
+            "organisms": dict(self.organisms),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ValidationMatrix":
+        return cls(
+            list(d["models"]),
+            [ValidationCell.from_dict(c) for c in d["cells"]],
+            [DetectorValidity.from_dict(x) for x in d["detectors"]],
+            dict(d.get("organisms", {})),
+        )
+
+
+@dataclass
+class Section:
+    """Everything one pipeline step contributes; a `ModelReport` is the union of sections.
+
+    Steps save sections (not whole reports) so that an interrupted run resumes step by
+    step and `liedar report --from` can rebuild the page from whatever finished.
+    """
+
+    ceilings: list[Ceiling] = field(default_factory=list)
+    measures: list[Measure] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
+    transfer: Optional[TransferMatrix] = None
+    layer_sweep: Optional[LayerSweep] = None
+    positions: Optional[PositionHistogram] = None
+    cross_check: Optional[CrossCheck] = None
+    validation: Optional[ValidationMatrix] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ceilings": [c.to_dict() for c in self.ceilings],
+            "measures": [m.to_dict() for m in self.measures],
+            "comparisons": [c.to_dict() for c in self.comparisons],
+            "transfer": None if self.transfer is None else self.transfer.to_dict(),
+            "layer_sweep": None if self.layer_sweep is None else self.layer_sweep.to_dict(),
+            "positions": None if self.positions is None else self.positions.to_dict(),
+            "cross_check": None if self.cross_check is None else self.cross_check.to_dict(),
+            "validation": None if self.validation is None else self.validation.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Section":
+        return cls(
+            [Ceiling.from_dict(c) for c in d.get("ceilings", [])],
+            [Measure.from_dict(m) for m in d.get("measures", [])],
+            [Comparison.from_dict(c) for c in d.get("comparisons", [])],
+            None if d.get("transfer") is None else TransferMatrix.from_dict(d["transfer"]),
+            None if d.get("layer_sweep") is None else LayerSweep.from_dict(d["layer_sweep"]),
+            None if d.get("positions") is None else PositionHistogram.from_dict(d["positions"]),
+            None if d.get("cross_check") is None else CrossCheck.from_dict(d["cross_check"]),
+            None if d.get("validation") is None else ValidationMatrix.from_dict(d["validation"]),
+        )
+
+    def merge(self, other: "Section") -> None:
+        """Add another step's section; a second transfer matrix etc. for one model is an error."""
+        self.ceilings += other.ceilings
+        self.measures += other.measures
+        self.comparisons += other.comparisons
+        for name in ("transfer", "layer_sweep", "positions", "cross_check", "validation"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if theirs is not None:
+                if mine is not None:
+                    raise InputError(f"two steps both supplied the report's {name}: keep one")
+                setattr(self, name, theirs)
+
+
+@dataclass
+class ModelReport:
+    """One model's page: identity, steps run, all numbers, and the readings derived from them."""
+
+    model: dict[str, Any]  # name, backend, fingerprint
+    steps: list[StepRecord]
+    section: Section
+    readings: list[Reading] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        ids = [m.id for m in self.section.measures] + [c.id for c in self.section.ceilings]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise InputError(f"duplicate measure/ceiling ids in the report: {dupes}")
+        ceiling_ids = {c.id for c in self.section.ceilings}
+        for m in self.section.measures:
+            if m.ceiling is not None and m.ceiling not in ceiling_ids:
+                raise InputError(f"measure {m.id!r} refers to ceiling {m.ceiling!r}, which is not in the report")
+        computed = {m.id for m in self.section.measures if m.estimate is not None}
+        for c in self.section.comparisons:
+            if c.a not in computed or c.b not in computed:
+                raise InputError(
+                    f"comparison {c.label!r} refers to a measure that is not in the report "
+                    "or has no estimate: compare only measures with numbers"
+                )
+
+    def measure(self, measure_id: str) -> Measure:
+        return next(m for m in self.section.measures if m.id == measure_id)
+
+    def ceiling(self, ceiling_id: str) -> Ceiling:
+        return next(c for c in self.section.ceilings if c.id == ceiling_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": dict(self.model),
+            "steps": [s.to_dict() for s in self.steps],
+            **self.section.to_dict(),
+            "readings": [r.to_dict() for r in self.readings],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ModelReport":
+        return cls(
+            dict(d["model"]),
+            [StepRecord.from_dict(s) for s in d["steps"]],
+            Section.from_dict(d),
+            [Reading.from_dict(r) for r in d.get("readings", [])],
+        )
+
+
+@dataclass
+class Report:
+    """The whole report: versioned, one `ModelReport` per model."""
+
+    models: list[ModelReport]
+    config: dict[str, Any] = field(default_factory=dict)
+    created_utc: str = ""
+    liedar_version: str = ""
+    schema_version: str = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": self.schema_version,
+            "liedar_version": self.liedar_version,
+            "created_utc": self.created_utc,
+            "config": self.config,
+            "models": [m.to_dict() for m in self.models],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Report":
+        check_schema_version(d.get("schema_version", "?"), "report")
+        return cls(
+            [ModelReport.from_dict(m) for m in d["models"]],
+            dict(d.get("config", {})),
+            d.get("created_utc", ""),
+            d.get("liedar_version", ""),
+            d["schema_version"],
+        )
+
+
+def _major(version: str) -> Optional[int]:
+    head = str(version).split(".")[0]
+    return int(head) if head.isdigit() else None
+
+
+def check_schema_version(found: str, what: str) -> None:
+    """Refuse data from another major schema version (minor versions only add fields).
+
+    Why refuse rather than upgrade 1.x: a 1.x file dropped not-computable measures and kept
+    instrument warnings only in free-form details, so an upgraded page would silently say
+    less than the run knew. The message names both versions and the one fix for each case.
+    """
+    mine, theirs = _major(SCHEMA_VERSION), _major(found)
+    if theirs == mine:
+        return
+    if theirs is not None and mine is not None and theirs < mine:
+        fix = (
+            "re-run `liedar demo` with the same --output to regenerate it (steps saved by the older "
+            "version are recomputed; the model cache is kept)"
+        )
+    elif theirs is not None:
+        fix = "read it with the newer liedar that wrote it, or upgrade liedar"
+    else:
+        fix = "it is not a liedar report file; give the results/ folder or report.json written by `liedar demo`"
+    raise IncompatibleError(f"{what} has report schema version {found}, this liedar reads {SCHEMA_VERSION}: {fix}")

@@ -1,0 +1,362 @@
+"""Intervals and the `Estimate` type: the one way a rate leaves `behavioral` or `probes`.
+
+Why: a deception rate without its interval, its count and its method cannot be judged.
+Wald intervals are never used (3 of 40 gives [-0.007, 0.157]); proportions get Wilson or
+Clopper-Pearson (the instruments' default, see `DEFAULT_INTERVAL` for the measured reason);
+zero counts also carry the rule-of-three bound. Differences of proportions get Newcombe
+(independent) or Tango (paired) intervals; McNemar tests paired rates; Cohen's kappa
+measures a grader against humans.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Optional
+
+from scipy import stats as _st
+
+from liedar.errors import InputError
+
+Kind = Literal["capability", "propensity", "quality"]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with a confidence interval, the count behind it and the method.
+
+    ``kind`` says what was measured: ``capability`` (elicited hard: what the model *can*
+    do), ``propensity`` (naturalistic: what it *does*), or ``quality`` (a property of an
+    instrument, e.g. a probe's AUROC or a grader's kappa).
+    """
+
+    value: float
+    lo: float
+    hi: float
+    n: int
+    method: str
+    kind: Kind = "propensity"
+    successes: Optional[int] = None
+    confidence: float = 0.95
+    note: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Estimate":
+        return cls(**d)
+
+    def __str__(self) -> str:
+        core = f"{self.value:.3f} [{self.lo:.3f}, {self.hi:.3f}] (n={self.n}, {self.method})"
+        return f"{core} — {self.note}" if self.note else core
+
+
+def _check_counts(successes: int, n: int) -> None:
+    if n <= 0:
+        raise InputError(f"cannot estimate a rate from n={n} trials: give at least one trial")
+    if not 0 <= successes <= n:
+        raise InputError(f"successes={successes} must lie in 0..n={n}")
+
+
+def rule_of_three(n: int) -> float:
+    """Approximate 95% upper bound on a rate when 0 events were seen in n trials."""
+    return min(1.0, 3.0 / n)
+
+
+def _zero_note(successes: int, n: int) -> str:
+    if successes == 0:
+        return f"0 events in {n}: consistent with a true rate up to about {rule_of_three(n):.3f} (rule of three)"
+    return ""
+
+
+def wilson(successes: int, n: int, confidence: float = 0.95, kind: Kind = "propensity") -> Estimate:
+    """Wilson score interval for a binomial proportion."""
+    _check_counts(successes, n)
+    z = _st.norm.ppf(0.5 + confidence / 2)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    lo, hi = max(0.0, centre - half), min(1.0, centre + half)
+    if successes == 0:
+        lo = 0.0
+    if successes == n:
+        hi = 1.0
+    return Estimate(p, lo, hi, n, "wilson", kind, successes, confidence, _zero_note(successes, n))
+
+
+def clopper_pearson(successes: int, n: int, confidence: float = 0.95, kind: Kind = "propensity") -> Estimate:
+    """Exact (conservative) Clopper-Pearson interval for a binomial proportion."""
+    _check_counts(successes, n)
+    alpha = 1 - confidence
+    lo = 0.0 if successes == 0 else float(_st.beta.ppf(alpha / 2, successes, n - successes + 1))
+    hi = 1.0 if successes == n else float(_st.beta.ppf(1 - alpha / 2, successes + 1, n - successes))
+    return Estimate(successes / n, lo, hi, n, "clopper-pearson", kind, successes, confidence, _zero_note(successes, n))
+
+
+# --------------------------------------------------------------------------------------
+# Tests and intervals for comparisons. Why these: a deception rate is usually compared
+# with something (elicited vs framed accuracy, neutral vs costly items, a grader vs a
+# human), and the comparison needs its own interval — not two overlapping intervals.
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """A hypothesis test: statistic, two-sided p-value, and which test was used."""
+
+    statistic: float
+    p_value: float
+    method: str
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return f"{self.method}: statistic={self.statistic:.3f}, p={self.p_value:.4g}"
+
+
+def _z(confidence: float) -> float:
+    if not 0 < confidence < 1:
+        raise InputError(f"confidence={confidence} must lie strictly between 0 and 1, e.g. 0.95")
+    return float(_st.norm.ppf(0.5 + confidence / 2))
+
+
+def newcombe_difference(
+    successes1: int,
+    n1: int,
+    successes2: int,
+    n2: int,
+    confidence: float = 0.95,
+    kind: Kind = "propensity",
+) -> Estimate:
+    """Interval for p1 - p2 from two *independent* samples (Newcombe 1998, method 10).
+
+    Why: it combines the two Wilson intervals, so it never leaves [-1, 1] and keeps
+    near-nominal coverage at small counts, unlike the Wald difference interval.
+    """
+    w1 = wilson(successes1, n1, confidence)
+    w2 = wilson(successes2, n2, confidence)
+    d = w1.value - w2.value
+    lo = d - math.sqrt((w1.value - w1.lo) ** 2 + (w2.hi - w2.value) ** 2)
+    hi = d + math.sqrt((w1.hi - w1.value) ** 2 + (w2.value - w2.lo) ** 2)
+    return Estimate(
+        d,
+        max(-1.0, lo),
+        min(1.0, hi),
+        n1 + n2,
+        "newcombe-hybrid-score (independent samples)",
+        kind,
+        None,
+        confidence,
+        "",
+        {"successes1": successes1, "n1": n1, "successes2": successes2, "n2": n2},
+    )
+
+
+def _tango_statistic(delta: float, b: int, c: int, n: int) -> float:
+    """Tango's score statistic for H0: p1 - p2 = delta in a paired 2x2 table.
+
+    b = pairs with success under condition 1 only, c = under condition 2 only. The
+    nuisance p21 is replaced by its maximum-likelihood value under H0 (closed form).
+    """
+    a_coef = 2.0 * n
+    b_coef = -b - c + (2.0 * n - b + c) * delta
+    c_coef = -c * delta * (1.0 - delta)
+    disc = max(0.0, b_coef * b_coef - 4.0 * a_coef * c_coef)
+    q21 = (math.sqrt(disc) - b_coef) / (2.0 * a_coef)
+    var = n * (2.0 * q21 + delta * (1.0 - delta))
+    num = b - c - n * delta
+    if var <= 0.0:
+        return 0.0 if num == 0 else math.copysign(math.inf, num)
+    return num / math.sqrt(var)
+
+
+def paired_difference(b: int, c: int, n: int, confidence: float = 0.95, kind: Kind = "propensity") -> Estimate:
+    """Tango (1998) score interval for p1 - p2 from *paired* binary outcomes.
+
+    ``b`` counts pairs that succeed under condition 1 only, ``c`` under condition 2 only,
+    ``n`` all pairs. Why not Newcombe's independent interval: paired outcomes are
+    correlated, and ignoring that makes the interval far too wide (or, with negative
+    correlation, too narrow). The limits solve |T(delta)| = z by bracketing root search.
+    """
+    if n <= 0:
+        raise InputError(f"cannot compare paired proportions from n={n} pairs: give at least one pair")
+    if b < 0 or c < 0 or b + c > n:
+        raise InputError(f"discordant counts b={b}, c={c} must be non-negative and sum to at most n={n}")
+    from scipy.optimize import brentq
+
+    z = _z(confidence)
+    d = (b - c) / n
+
+    def f(delta: float) -> float:
+        return _tango_statistic(delta, b, c, n)
+
+    eps = 1e-12
+    lo = -1.0 if f(-1.0 + eps) <= z else brentq(lambda t: f(t) - z, -1.0 + eps, d, xtol=1e-12)
+    hi = 1.0 if f(1.0 - eps) >= -z else brentq(lambda t: f(t) + z, d, 1.0 - eps, xtol=1e-12)
+    return Estimate(
+        d,
+        float(lo),
+        float(hi),
+        n,
+        "tango-score (paired)",
+        kind,
+        None,
+        confidence,
+        "",
+        {"only_condition1": b, "only_condition2": c, "pairs": n},
+    )
+
+
+def mcnemar(b: int, c: int) -> TestResult:
+    """McNemar's test of equal marginal rates from the discordant pair counts.
+
+    Exact binomial (two-sided, B(b+c, 1/2)) when b + c < 25, where the chi-square
+    approximation is poor; otherwise chi-square with continuity correction.
+    """
+    if b < 0 or c < 0:
+        raise InputError(f"discordant counts must be non-negative, got b={b}, c={c}")
+    m = b + c
+    if m == 0:
+        return TestResult(0.0, 1.0, "mcnemar-exact-binomial", "no discordant pairs: the conditions never disagree")
+    if m < 25:
+        p = min(1.0, 2.0 * float(_st.binom.cdf(min(b, c), m, 0.5)))
+        return TestResult(float(min(b, c)), p, "mcnemar-exact-binomial")
+    stat = (abs(b - c) - 1.0) ** 2 / m
+    return TestResult(stat, float(_st.chi2.sf(stat, 1)), "mcnemar-chi2-continuity-corrected")
+
+
+def cohen_kappa(
+    labels_a: "list[Any] | tuple[Any, ...]",
+    labels_b: "list[Any] | tuple[Any, ...]",
+    confidence: float = 0.95,
+) -> Estimate:
+    """Cohen's kappa between two raters with a large-sample interval.
+
+    The standard error is Fleiss, Cohen & Everitt (1969)'s non-null asymptotic variance,
+    the one used for intervals (the null variance is only right for testing kappa = 0).
+    ``kind`` is "quality": kappa describes an instrument, not the model.
+    """
+    if len(labels_a) != len(labels_b):
+        raise InputError(f"kappa needs paired labels: got {len(labels_a)} and {len(labels_b)} labels")
+    n = len(labels_a)
+    if n == 0:
+        raise InputError("cannot compute kappa from zero labelled items: give at least one pair of labels")
+    cats = sorted({*labels_a, *labels_b}, key=str)
+    idx = {k: i for i, k in enumerate(cats)}
+    k = len(cats)
+    table = [[0.0] * k for _ in range(k)]
+    for x, y in zip(labels_a, labels_b):
+        table[idx[x]][idx[y]] += 1.0 / n
+    row = [sum(table[i]) for i in range(k)]
+    col = [sum(table[i][j] for i in range(k)) for j in range(k)]
+    po = sum(table[i][i] for i in range(k))
+    pe = sum(row[i] * col[i] for i in range(k))
+    z = _z(confidence)
+    if pe >= 1.0:
+        # Both raters used one single category: kappa is undefined (0/0).
+        return Estimate(
+            float("nan"),
+            float("nan"),
+            float("nan"),
+            n,
+            "cohen-kappa",
+            "quality",
+            None,
+            confidence,
+            "kappa undefined: both raters used one single label for every item",
+            {"observed_agreement": po, "chance_agreement": pe, "categories": [str(c) for c in cats]},
+        )
+    kappa = (po - pe) / (1.0 - pe)
+    term1 = sum(table[i][i] * ((1 - pe) - (row[i] + col[i]) * (1 - po)) ** 2 for i in range(k))
+    term2 = (1 - po) ** 2 * sum(table[i][j] * (col[i] + row[j]) ** 2 for i in range(k) for j in range(k) if i != j)
+    term3 = (po * pe - 2 * pe + po) ** 2
+    var = max(0.0, term1 + term2 - term3) / (n * (1 - pe) ** 4)
+    se = math.sqrt(var)
+    return Estimate(
+        kappa,
+        max(-1.0, kappa - z * se),
+        min(1.0, kappa + z * se),
+        n,
+        "cohen-kappa, asymptotic non-null SE (Fleiss-Cohen-Everitt 1969)",
+        "quality",
+        None,
+        confidence,
+        "",
+        {"observed_agreement": po, "chance_agreement": pe, "se": se, "categories": [str(c) for c in cats]},
+    )
+
+
+def mean_interval(
+    values: "list[float] | tuple[float, ...]",
+    confidence: float = 0.95,
+    kind: Kind = "propensity",
+    method: str = "mean, t-interval",
+    bounds: tuple[float, float] = (-math.inf, math.inf),
+) -> Estimate:
+    """Mean of a few replicate values (e.g. one per seed) with a Student-t interval.
+
+    Why t and not normal: replicates are few (3-10 seeds), and the t quantile widens the
+    interval honestly for that. One value gives an unbounded interval. ``bounds`` clips
+    the limits to the quantity's range (e.g. (0, 1) for an accuracy), so two noisy seeds
+    never report a negative accuracy.
+    """
+    if len(values) == 0:
+        raise InputError("cannot average zero values: give at least one replicate (e.g. one seed)")
+    m = len(values)
+    mean = sum(values) / m
+    if m == 1:
+        return Estimate(
+            mean,
+            bounds[0],
+            bounds[1],
+            1,
+            method,
+            kind,
+            None,
+            confidence,
+            "one replicate only: no interval (run more seeds)",
+        )
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (m - 1))
+    t = float(_st.t.ppf(0.5 + confidence / 2, m - 1))
+    half = t * sd / math.sqrt(m)
+    lo, hi = max(bounds[0], mean - half), min(bounds[1], mean + half)
+    return Estimate(mean, lo, hi, m, method, kind, None, confidence, "", {"sd": sd})
+
+
+INTERVAL_METHODS = ("wilson", "clopper-pearson")
+# The instruments' default. scripts/check_interval_coverage.py computes exact coverage over
+# p in [0.01, 0.5], n in [20, 500]: Wilson's 95% interval falls below 94% in about 2.5% of
+# cells (worst about 0.89 near n*p < 1, and still about 0.92 at n*p >= 10), while
+# Clopper-Pearson never falls below 95%. A reported rate must meet the >= 94% floor, so the
+# instruments use Clopper-Pearson unless told otherwise (`--interval wilson`).
+DEFAULT_INTERVAL = "clopper-pearson"
+
+
+def proportion(
+    successes: int,
+    n: int,
+    kind: Kind = "propensity",
+    interval: str = DEFAULT_INTERVAL,
+    confidence: float = 0.95,
+) -> Estimate:
+    """A rate with the chosen interval: the one entry point instruments use.
+
+    Why a switch: Wilson is the narrower default but dips below nominal coverage at some
+    (n, p) cells (scripts/check_interval_coverage.py measures where); Clopper-Pearson never
+    covers less than nominal and is the choice when a guaranteed floor matters.
+    """
+    if interval == "wilson":
+        return wilson(successes, n, confidence, kind)
+    if interval == "clopper-pearson":
+        return clopper_pearson(successes, n, confidence, kind)
+    raise InputError(f"unknown interval method {interval!r}: choose one of {', '.join(INTERVAL_METHODS)}")
+
+
+def excludes(estimate: Estimate, value: float) -> bool:
+    """True when the interval lies entirely on one side of ``value`` (e.g. chance level)."""
+    return estimate.lo > value or estimate.hi < value
