@@ -100,3 +100,45 @@ def write_json_atomic(path: PathLike, data: Any, indent: int = 1) -> None:
     """Write `json_safe(data)` as JSON, atomically."""
     text = json.dumps(json_safe(data), indent=indent, allow_nan=False) + "\n"
     write_bytes_atomic(path, text.encode("utf-8"))
+
+
+class AtomicLines:
+    """Lines streamed to a temporary file next to ``path``, renamed into place only by
+    `commit`; `abort` (or an exception inside a ``with`` block) removes the temporary file.
+
+    Why streamed: a monitor run writes one record per generated token as it goes; a reader
+    must still never see half a file, and an interrupted run must leave nothing behind.
+    """
+
+    def __init__(self, path: PathLike) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        self.tmp = Path(tmp)
+        self.fh = os.fdopen(fd, "w", encoding="utf-8")
+
+    def write(self, line: str) -> None:
+        self.fh.write(line + "\n")
+        self.fh.flush()
+
+    def commit(self) -> None:
+        self.fh.flush()
+        os.fsync(self.fh.fileno())
+        self.fh.close()
+        os.chmod(self.tmp, _default_file_mode())
+        os.replace(self.tmp, self.path)
+
+    def abort(self) -> None:
+        if not self.fh.closed:
+            self.fh.close()
+        if self.tmp.exists():
+            self.tmp.unlink()
+
+    def __enter__(self) -> "AtomicLines":
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
