@@ -11,6 +11,12 @@ npz (``hidden`` float32 [n, d], ``input_hashes``, ``meta`` JSON) read with
 temporary name and renamed into place, so a SIGKILL leaves either no file or a whole one; a
 resumed extraction recomputes only shards that are missing, unreadable, or whose stored
 metadata (full fingerprint, backend, layer, position, input hashes) does not match.
+
+Every shard also records its array's shape and the sha256 of its bytes; a shard whose
+content no longer matches, or that holds NaN or infinity, is recomputed and replaced (one
+note line per call). Non-finite activations are never written or returned: a model that
+produces them (damaged weights, an overflow) stops the extraction with an error naming
+the input and layer, because a probe trained on them would be meaningless.
 """
 
 from __future__ import annotations
@@ -22,10 +28,10 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from liedar.errors import InputError
+from liedar.errors import IncompatibleError, InputError
 from liedar.models.backend import Position, Span
 from liedar.models.chat import Dialogue, TextInput
-from liedar.models.storage import atomic_file, cache_root
+from liedar.models.storage import atomic_file, cache_root, note
 
 
 def input_hash(inp: TextInput) -> str:
@@ -59,7 +65,8 @@ def cached_hidden_states(
 ) -> np.ndarray:
     """Same result as ``backend.hidden_states(inputs, layers, position)``, through the cache.
 
-    ``stats`` (if given) receives ``computed`` and ``reused`` input counts.
+    ``stats`` (if given) receives ``computed`` and ``reused`` input counts, and ``damaged``
+    (shards that failed verification and were recomputed) when there were any.
     """
     layers = backend.check_layers(layers)
     if isinstance(inputs, (str, bytes)) or len(inputs) == 0:
@@ -72,7 +79,7 @@ def cached_hidden_states(
     )
     hashes = [input_hash(x) for x in inputs]
     out = np.empty((len(inputs), len(layers), backend.d_model), dtype=np.float32)
-    counts = {"computed": 0, "reused": 0}
+    counts = {"computed": 0, "reused": 0, "damaged": 0}
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -85,13 +92,18 @@ def cached_hidden_states(
         missing = []
         for j, layer in enumerate(layers):
             path = base / f"layer-{layer}" / f"{shard_id}.npz"
-            got = _read(path, {**meta, "layer": layer}, shard_hashes)
+            got = _read(path, {**meta, "layer": layer}, shard_hashes, backend.d_model)
+            if got is _DAMAGED:
+                counts["damaged"] += 1
+                got = None
             if got is None:
                 missing.append(j)
             else:
                 out[lo : lo + len(shard_hashes), j] = got
         if missing:
             fresh = backend.hidden_states(list(inputs[lo : lo + shard_size]), [layers[j] for j in missing], position)
+            fresh = np.asarray(fresh, dtype=np.float32)
+            _require_finite(fresh, [layers[j] for j in missing], lo, backend.name)
             for k, j in enumerate(missing):
                 path = base / f"layer-{layers[j]}" / f"{shard_id}.npz"
                 _write(path, fresh[:, k], {**meta, "layer": layers[j]}, shard_hashes)
@@ -103,13 +115,33 @@ def cached_hidden_states(
             bar.update(len(shard_hashes))
     if bar is not None:
         bar.close()
+    if counts["damaged"]:
+        note(f"{counts['damaged']} damaged activation shard(s) in {base} were recomputed and replaced")
     if stats is not None:
-        stats.update(counts)
+        stats.update({k: v for k, v in counts.items() if v or k != "damaged"})
     return out
 
 
-def _read(path: Path, meta: dict, hashes: list[str]) -> Optional[np.ndarray]:
-    """The shard's array, or None when absent, unreadable, or made for something else."""
+_DAMAGED = np.empty(0)  # sentinel: the shard exists but failed verification
+
+
+def _digest(hidden: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(hidden, dtype="<f4").tobytes()).hexdigest()
+
+
+def _require_finite(fresh: np.ndarray, layers: list[int], offset: int, model: str) -> None:
+    bad = ~np.isfinite(fresh)
+    if bad.any():
+        row, col = (int(x[0]) for x in np.nonzero(bad.any(axis=2)))
+        raise IncompatibleError(
+            f"{model} produced NaN or infinite hidden states (input {offset + row}, layer {layers[col]}); "
+            "nothing was cached: the weights may be damaged — delete the model's cache entry or reinstall it"
+        )
+
+
+def _read(path: Path, meta: dict, hashes: list[str], d_model: int) -> Optional[np.ndarray]:
+    """The shard's array; None when absent or made for something else; `_DAMAGED` when it
+    exists but its bytes, shape or values fail the check recorded at write time."""
     if not path.is_file():
         return None
     try:
@@ -117,17 +149,25 @@ def _read(path: Path, meta: dict, hashes: list[str]) -> Optional[np.ndarray]:
             stored = json.loads(str(npz["meta"]))
             if stored != meta or list(npz["input_hashes"]) != hashes:
                 return None
-            return np.asarray(npz["hidden"], dtype=np.float32)
+            hidden = np.asarray(npz["hidden"], dtype=np.float32)
+            digest = str(npz["digest"])
     except Exception:  # a damaged file is recomputed and replaced, never served
-        return None
+        return _DAMAGED
+    if hidden.shape != (len(hashes), d_model) or digest != _digest(hidden) or not np.isfinite(hidden).all():
+        return _DAMAGED
+    return hidden
 
 
 def _write(path: Path, hidden: np.ndarray, meta: dict, hashes: list[str]) -> None:
+    hidden = np.ascontiguousarray(hidden, dtype=np.float32)
+    if not np.isfinite(hidden).all():  # callers check first; this is the last line of defence
+        raise IncompatibleError(f"refusing to cache non-finite activations at {path}")
     with atomic_file(path) as tmp:
         with open(tmp, "wb") as fh:
             np.savez(
                 fh,
-                hidden=np.ascontiguousarray(hidden, dtype=np.float32),
+                hidden=hidden,
                 input_hashes=np.array(hashes),
                 meta=np.array(json.dumps(meta, sort_keys=True)),
+                digest=np.array(_digest(hidden)),
             )

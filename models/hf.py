@@ -22,10 +22,33 @@ from pathlib import Path
 from typing import Optional
 
 from liedar._util import offline  # noqa: F401  (sets the HF offline switches before transformers loads)
-from liedar.errors import ModelUnavailableError
+from liedar.errors import InputError, ModelUnavailableError
 from liedar.models.base import BackendBase
 
 SOURCE_FILE = "liedar_source.json"  # written into dequantized copies: which GGUF they came from
+# Weight formats that torch.load unpickles (running code from the file). Never loaded.
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")
+
+
+def check_safetensors_folder(folder: Path) -> None:
+    """Refuse a model folder whose weights exist only in a pickle format.
+
+    Why: ``pytorch_model.bin`` and friends are pickles, and unpickling runs whatever code the
+    file names; only safetensors (plain tensors) are loaded, so a folder offering nothing
+    else is refused with the conversion to run, before transformers or torch sees it."""
+    folder = Path(folder)
+    files = [p for p in folder.iterdir() if p.is_file()]
+    if any(p.suffix == ".safetensors" for p in files):
+        return
+    pickles = sorted(p.name for p in files if p.suffix.lower() in PICKLE_SUFFIXES)
+    if pickles:
+        raise InputError(
+            f"{folder} holds weights only in a pickle format ({', '.join(pickles[:3])}), which liedar never loads "
+            "(unpickling can run code): convert them once to safetensors, e.g. "
+            "AutoModelForCausalLM.from_pretrained(folder).save_pretrained(folder, safe_serialization=True) "
+            "in an environment you trust"
+        )
+    raise ModelUnavailableError(f"{folder} holds no *.safetensors weights; point to a Hugging Face model folder")
 
 
 class TransformersBackend(BackendBase):
@@ -41,16 +64,19 @@ class TransformersBackend(BackendBase):
         batch_size: int = 8,
         fingerprint: Optional[str] = None,
     ):
+        folder = Path(folder)
+        check_safetensors_folder(folder)  # before torch is even imported
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # liedar shows its own bars; loading is seconds
-        folder = Path(folder)
         torch.set_num_threads(int(n_threads or 2))
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
-            self.model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, trust_remote_code=False)
+            self.model = AutoModelForCausalLM.from_pretrained(
+                folder, dtype=torch.float32, trust_remote_code=False, use_safetensors=True
+            )
         except (OSError, ValueError) as exc:
             raise ModelUnavailableError(
                 f"cannot load a Hugging Face model from {folder}: {exc}".splitlines()[0]
@@ -202,11 +228,8 @@ def folder_fingerprint(folder: Path) -> str:
         return json.loads(source.read_text())["gguf_sha256"]
     from liedar.models.storage import sha256_file
 
-    weights = sorted(p for p in folder.iterdir() if p.suffix in (".safetensors", ".bin") and p.is_file())
-    if not weights:
-        raise ModelUnavailableError(
-            f"{folder} holds no *.safetensors or *.bin weights; point to a Hugging Face model folder"
-        )
+    check_safetensors_folder(folder)
+    weights = sorted(p for p in folder.iterdir() if p.suffix == ".safetensors" and p.is_file())
     digest = hashlib.sha256()
     for p in weights:
         digest.update(f"{p.name}:{sha256_file(p)}\n".encode())

@@ -7,14 +7,19 @@ link, so the system C compiler builds it in a fraction of a second into the cach
 by the source's hash. Where no compiler exists, `load_capture_library` returns None and
 `Capture.python_callback` does the same work in Python (same buffers, same checks, same
 error codes), only slower; the backend says which one it uses (``capture_path``).
+
+The library is loaded only if it is the one liedar built for this source, from a folder
+only the user can write (see `load_capture_library`); anything else is rebuilt or refused.
 """
 
 from __future__ import annotations
 
 import ctypes
 import hashlib
+import json
 import os
 import shutil
+import stat
 import subprocess
 import warnings
 from pathlib import Path
@@ -22,8 +27,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from liedar._util.atomic import atomic_path
-from liedar.models.storage import cache_root
+from liedar._util.atomic import atomic_path, write_bytes_atomic
+from liedar.models.storage import cache_root, discard, note, sha256_file
 
 SOURCE = Path(__file__).with_name("llamacpp_capture.c")
 MAX_WANT = 256  # LIEDAR_MAX_WANT in the C source
@@ -173,32 +178,116 @@ class Capture:
 _loaded: dict[str, Optional[ctypes.CDLL]] = {}
 
 
+class UnsafeLibraryError(OSError):
+    """The cached library (or its folder) could be written by someone else: never loaded."""
+
+
 def load_capture_library() -> Optional[ctypes.CDLL]:
     """The compiled callback library, building it into the cache if needed; None when it
-    cannot be built (no C compiler, or ``LIEDAR_NATIVE_CAPTURE=0``)."""
+    cannot be built (no C compiler, or ``LIEDAR_NATIVE_CAPTURE=0``) or cannot be trusted.
+
+    Why the checks: ``dlopen`` runs a library's constructors, so a shared object planted at
+    the cache path would run as the user on the next llama.cpp extraction. A library is
+    loaded only when (1) it sits in a folder that only this user (or root) can write, every
+    folder above it included (sticky folders like /tmp count as safe), (2) it is a regular
+    file owned by this user and writable by nobody else, and (3) its size and sha256 match
+    the record liedar wrote when it compiled it, for this very source (its full sha256).
+    A library failing (3) is deleted and rebuilt (one note line); a folder failing (1) is
+    tightened when it is ours, else the slower Python callback is used, with a warning.
+    """
     if os.environ.get("LIEDAR_NATIVE_CAPTURE", "1") == "0":
         return None
-    key = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+    source_sha = hashlib.sha256(SOURCE.read_bytes()).hexdigest()
+    key = source_sha[:16]
     if key in _loaded:
         return _loaded[key]
-    target = cache_root() / "native" / f"llamacpp_capture-{key}.so"
+    folder = cache_root() / "native"
+    target = folder / f"llamacpp_capture-{key}.so"
+    record = target.with_suffix(".json")
     lib = None
     try:
-        if not target.is_file():
+        _secure_folder(folder)
+        problem = _verify_library(target, record, source_sha)
+        if problem is not None:
+            if target.exists() or record.exists() or target.is_symlink():
+                note(f"the compiled capture callback {target.name} failed verification ({problem}); rebuilding it")
+            discard(target)
+            discard(record)
             _compile(target)
+            _write_record(target, record, source_sha)
+            problem = _verify_library(target, record, source_sha)
+            if problem is not None:
+                raise UnsafeLibraryError(f"the freshly built {target} failed verification ({problem})")
         lib = ctypes.CDLL(str(target))
         lib.liedar_eval_callback.restype = ctypes.c_bool
         lib.liedar_eval_callback.argtypes = [ctypes.c_void_p, ctypes.c_bool, ctypes.c_void_p]
     except (OSError, subprocess.SubprocessError) as exc:
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        fix = (
+            "make the cache folder writable by you alone (chmod 700)"
+            if isinstance(exc, UnsafeLibraryError)
+            else "install a C compiler (cc) to build models/llamacpp_capture.c"
+        )
         warnings.warn(
-            f"llama.cpp capture uses the slower Python callback ({detail}); "
-            "install a C compiler (cc) to build models/llamacpp_capture.c",
+            f"llama.cpp capture uses the slower Python callback ({detail}); {fix}",
             RuntimeWarning,
             stacklevel=2,
         )
     _loaded[key] = lib
     return lib
+
+
+def _writable_by_others(st: os.stat_result) -> bool:
+    return bool(st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+
+
+def _secure_folder(folder: Path) -> None:
+    """Create `folder` private (0700); refuse it when it, or a folder above it, can be written
+    by another user (a sticky, world-writable folder such as /tmp is safe)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    uid = os.getuid()
+    st = os.lstat(folder)
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise UnsafeLibraryError(f"{folder} is not a plain folder")
+    if st.st_uid != uid:
+        raise UnsafeLibraryError(f"{folder} belongs to another user (uid {st.st_uid})")
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        os.chmod(folder, 0o700)
+    for parent in folder.resolve().parents:
+        pst = os.stat(parent)
+        if pst.st_uid not in (uid, 0):
+            raise UnsafeLibraryError(f"{parent}, above the cache, belongs to another user (uid {pst.st_uid})")
+        if _writable_by_others(pst) and not pst.st_mode & stat.S_ISVTX:
+            raise UnsafeLibraryError(f"{parent}, above the cache, can be written by other users")
+
+
+def _verify_library(target: Path, record: Path, source_sha: str) -> Optional[str]:
+    """None when `target` is the library liedar built for this source; else the reason."""
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        return "not built yet"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    if st.st_uid != os.getuid() or _writable_by_others(st):
+        return "owned or writable by another user"
+    try:
+        rec = json.loads(record.read_text(encoding="utf-8"))
+        size, digest, built_from = int(rec["size"]), str(rec["sha256"]), str(rec["source_sha256"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return "no build record"
+    if built_from != source_sha:
+        return "built from another source"
+    if st.st_size != size:
+        return f"{st.st_size} bytes, {size} were built"
+    if sha256_file(target) != digest:
+        return "its sha256 differs from the one recorded at build time"
+    return None
+
+
+def _write_record(target: Path, record: Path, source_sha: str) -> None:
+    data = {"source_sha256": source_sha, "size": target.stat().st_size, "sha256": sha256_file(target)}
+    write_bytes_atomic(record, (json.dumps(data, sort_keys=True) + "\n").encode())
 
 
 def _compile(target: Path) -> None:
@@ -212,3 +301,4 @@ def _compile(target: Path) -> None:
             capture_output=True,
             timeout=120,
         )
+    os.chmod(target, stat.S_IMODE(os.stat(target).st_mode) & ~0o022)

