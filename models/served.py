@@ -1,0 +1,798 @@
+"""A served model behind an OpenAI-compatible HTTP API, as a black-box `Backend`.
+
+Why a backend and not a separate tool: the black-box instruments only ever call
+``score_options(prompt, options)`` and ``generate(...)``; if a served model answers those two
+calls, every behavioural runner works on vLLM, llama.cpp's server, Ollama or a hosted API
+unchanged. What a served model cannot give (hidden states, weights) is declared in
+``capabilities`` and refused in one line.
+
+Two request shapes (``api``):
+
+* ``"chat"`` (default): ``/chat/completions`` with the messages; the *server* applies its
+  chat template. A trailing assistant message (liedar's ``"Answer:"`` prefill) cannot be
+  continued through this endpoint, so it is dropped and options are matched on their
+  stripped text (``" A"`` and ``"A"`` both count for option ``" A"``).
+* ``"completions"``: ``/completions`` with the prompt text rendered *here* by liedar's own
+  renderer from a local chat template (``chat_template`` or ``template_from=<local model>``),
+  so the server sees exactly the text the in-process backends see and options are matched
+  on their exact token (this is the parity mode; see docs/served.md).
+
+Option scoring (``scoring="auto"``): one request of ``max_tokens=1`` with
+``logprobs``/``top_logprobs``; each option's log-prob is read from the answer token's top
+list. An option absent from the list gets the list's smallest log-prob (an upper bound): the
+argmax is still exact whenever at least one option is listed. When the server returns no
+log-probs, or lists none of the options, the backend falls back to a greedy generation and
+`parse_option`; a reply that names no option is a recorded *no answer* (scores all NaN),
+never a silent pick. The mode of every call is in the journal.
+
+Research-run plumbing: bounded concurrency (an asyncio semaphore), a request-rate limit, the
+SDK's own retries with exponential backoff on 429/5xx/timeouts, an on-disk response cache
+keyed by (endpoint, model, request body incl. sampling parameters and seed) written
+atomically and verified (sha256) on read, a journal appended (and fsynced) as each response
+arrives so an interrupted run resumes from where it stopped, and usage counters (calls,
+tokens, cache hits, modes). The API key is read from an environment variable and is never
+written to the cache, the journal, the results or a log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import os
+import re
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from liedar.errors import IncompatibleError, InputError, ModelUnavailableError
+from liedar.models.backend import Generation, TokenStep
+from liedar.models.chat import TextInput, render
+
+SPEC_PREFIX = "openai:"
+CAPABILITIES = frozenset({"generate", "score_options"})  # no "hidden_states", no "weights"
+DEFAULT_TOP_LOGPROBS = 20  # OpenAI's maximum; vLLM caps at --max-logprobs (default 20)
+NO_KEY = "sk-no-key-required"  # local servers accept any key; the SDK insists on one
+APIS = ("chat", "completions")
+SCORINGS = ("auto", "logprobs", "parse")
+
+
+class ServedError(ModelUnavailableError):
+    """A served model failed in a way a retry cannot fix (named in one line)."""
+
+
+# --------------------------------------------------------------------------- answer parser
+_ANSWER_RE = re.compile(r"answer\s*(?:is)?\s*[:\-]?\s*\**\(?([A-Za-z0-9]+)\)?", re.IGNORECASE)
+
+
+def parse_option(reply: str, options: Sequence[str]) -> Optional[int]:
+    """Which option a free-text reply chose (index), or None ("no answer").
+
+    The documented rule: options are compared by their stripped text, case-sensitively for
+    single characters (letters), case-insensitively otherwise.
+
+    1. the reply *starts with* an option (longest option first), followed by a non-word
+       character or the end: ``"B"``, ``"B. Paris"``, ``"(B)"``, ``"Yes, because"``;
+    2. else the last ``answer [is][:] X`` in the reply names an option;
+    3. else None. Nothing is guessed from the option text appearing mid-sentence.
+    """
+    keys = [o.strip() for o in options]
+    text = reply.strip().lstrip("(*\"' ")
+    for i in sorted(range(len(keys)), key=lambda j: -len(keys[j])):
+        k = keys[i]
+        if not k:
+            continue
+        head = text[: len(k)]
+        same = head == k if len(k) == 1 else head.lower() == k.lower()
+        if same and (len(text) == len(k) or not (text[len(k)].isalnum() or text[len(k)] == "_")):
+            return i
+    found = _ANSWER_RE.findall(reply)
+    if found:
+        last = found[-1]
+        for i, k in enumerate(keys):
+            if (last == k) if len(k) == 1 else (last.lower() == k.lower()):
+                return i
+    return None
+
+
+# --------------------------------------------------------------------------- cache + journal
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def request_key(endpoint: str, body: dict[str, Any]) -> str:
+    """Content key of one request: endpoint URL + the full body (model, messages or prompt,
+    sampling parameters, seed). Never includes the API key."""
+    return hashlib.sha256(_canonical({"endpoint": endpoint, "body": body}).encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """One JSON file per response, ``<dir>/<key[:2]>/<key>.json``, written atomically.
+
+    Each entry stores the sha256 of its response; a file that fails to parse or to verify is
+    reported once, set aside as ``*.corrupt`` (not deleted) and refetched.
+    """
+
+    def __init__(self, root: "str | Path"):
+        self.root = Path(root)
+        self.corrupt = 0
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> Optional[dict[str, Any]]:
+        path = self._path(key)
+        if not path.is_file():
+            return None
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+            response = entry["response"]
+            ok = (
+                entry.get("key") == key
+                and entry.get("sha256") == hashlib.sha256(_canonical(response).encode("utf-8")).hexdigest()
+            )
+        except (ValueError, KeyError, TypeError):
+            ok = False
+        if not ok:
+            self.corrupt += 1
+            os.replace(path, path.with_suffix(".corrupt"))
+            return None
+        return response
+
+    def put(self, key: str, endpoint: str, body: dict[str, Any], response: dict[str, Any]) -> None:
+        from liedar._util.atomic import write_json_atomic
+
+        digest = hashlib.sha256(_canonical(response).encode("utf-8")).hexdigest()
+        entry = {"key": key, "endpoint": endpoint, "request": body, "response": response, "sha256": digest}
+        write_json_atomic(self._path(key), entry, indent=0)
+
+
+class Journal:
+    """Records appended one line at a time (flushed and fsynced) as responses arrive.
+
+    Why a journal next to the cache: it is the run's own account of what was asked and how it
+    was scored (mode, parsed answer, tokens), readable while the run is going, and a resumed
+    run skips keys already present, so nothing is duplicated. A torn last line (a kill during
+    the write) is ignored on reading and rewritten by the resumed run.
+    """
+
+    def __init__(self, path: "str | Path"):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+        for row in self.read(self.path):
+            self._seen.add(row["id"])
+
+    @staticmethod
+    def read(path: "str | Path") -> list[dict[str, Any]]:
+        p = Path(path)
+        if not p.is_file():
+            return []
+        rows = []
+        for line in p.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue  # a torn final line from an interrupted write
+            if isinstance(row, dict) and "id" in row:
+                rows.append(row)
+        return rows
+
+    def append(self, row: dict[str, Any]) -> bool:
+        """Append unless a record with this id is already there; True if written."""
+        with self._lock:
+            if row["id"] in self._seen:
+                return False
+            data = _canonical(row) + "\n"
+            with open(self.path, "a+b") as fh:
+                fh.seek(0, os.SEEK_END)
+                if fh.tell() > 0:  # repair a torn last line before appending
+                    fh.seek(-1, os.SEEK_END)
+                    if fh.read(1) != b"\n":
+                        fh.write(b"\n")
+                fh.write(data.encode("utf-8"))
+                fh.flush()
+                os.fsync(fh.fileno())
+            self._seen.add(row["id"])
+            return True
+
+
+# --------------------------------------------------------------------------- rate limit
+class RateLimiter:
+    """At most ``rate`` request starts per second (evenly spaced), shared by all tasks."""
+
+    def __init__(self, rate: Optional[float]):
+        self.interval = 1.0 / rate if rate else 0.0
+        self._next = 0.0
+        self._lock: Optional[asyncio.Lock] = None
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            now = time.monotonic()
+            delay = self._next - now
+            self._next = max(now, self._next) + self.interval
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+# --------------------------------------------------------------------------- configuration
+@dataclass
+class ServedConfig:
+    model: str
+    base_url: str
+    api_key_env: Optional[str] = None  # name of the environment variable holding the key
+    concurrency: int = 4
+    rate_limit: Optional[float] = None  # requests per second
+    timeout: float = 60.0
+    max_retries: int = 3
+    cache_dir: Optional[str] = None
+    api: str = "chat"
+    scoring: str = "auto"
+    top_logprobs: int = DEFAULT_TOP_LOGPROBS
+    chat_template: Optional[str] = None  # completions mode: rendered here
+    bos_token: str = ""
+    eos_token: str = ""
+    stop: tuple[str, ...] = field(default_factory=tuple)
+
+    def check(self) -> None:
+        if not self.model:
+            raise InputError("a served model needs a name: use --model openai:MODEL")
+        if not re.match(r"^https?://[^/\s]+", self.base_url or ""):
+            raise InputError(f"--base-url {self.base_url!r} is not an http(s) URL: give e.g. http://127.0.0.1:8000/v1")
+        if self.api not in APIS:
+            raise InputError(f"unknown api {self.api!r}: use one of {', '.join(APIS)}")
+        if self.scoring not in SCORINGS:
+            raise InputError(f"unknown scoring {self.scoring!r}: use one of {', '.join(SCORINGS)}")
+        if self.concurrency < 1:
+            raise InputError(f"--concurrency must be >= 1, got {self.concurrency}")
+        if self.rate_limit is not None and self.rate_limit <= 0:
+            raise InputError(f"--rate-limit must be > 0 requests/s, got {self.rate_limit}")
+        if self.timeout <= 0:
+            raise InputError(f"--timeout must be > 0 seconds, got {self.timeout}")
+        if not 1 <= self.top_logprobs <= 20:
+            raise InputError(f"top_logprobs must lie in 1..20 (the OpenAI API's range), got {self.top_logprobs}")
+        if self.api == "completions" and not self.chat_template:
+            raise InputError(
+                "api='completions' renders the prompt here and needs the model's chat template: "
+                "pass template_from=<local model name or .gguf> (or chat_template=...)"
+            )
+
+
+def _api_key(env: Optional[str]) -> str:
+    if not env:
+        return os.environ.get("OPENAI_API_KEY") or NO_KEY
+    value = os.environ.get(env)
+    if not value:
+        raise InputError(
+            f"the API key variable ${env} is not set: export {env}=... (the key is never written anywhere)"
+        )
+    return value
+
+
+def template_of(model: str) -> tuple[str, str, str]:
+    """(chat template, BOS text, EOS text) of a local GGUF model, read from its vocabulary only."""
+    from liedar.models.registry import resolve
+
+    source = resolve(model)
+    if source.format != "gguf":
+        raise InputError(f"template_from needs a .gguf model; {source.path} is a Hugging Face folder")
+    from llama_cpp import Llama
+
+    llm = Llama(str(source.path), vocab_only=True, verbose=False)
+
+    def piece(t: int) -> str:
+        return llm.detokenize([t], special=True).decode("utf-8", "replace") if t >= 0 else ""
+
+    template = llm.metadata.get("tokenizer.chat_template") or ""
+    if not template:
+        raise InputError(f"{model} has no chat template in its GGUF metadata; pass chat_template=... explicitly")
+    return template, piece(llm.token_bos()), piece(llm.token_eos())
+
+
+# --------------------------------------------------------------------------- the backend
+class ServedBackend:
+    """An OpenAI-compatible endpoint as a black-box Backend (see the module docstring)."""
+
+    kind = "served"
+    capabilities = CAPABILITIES
+    n_layers = 0
+    d_model = 0
+    n_ctx = 1 << 30  # the server enforces its own context; liedar does not truncate
+
+    def __init__(self, config: ServedConfig, *, progress: bool = False):
+        config.check()
+        self.config = config
+        self.name = f"openai:{config.model}"
+        self.base_url = config.base_url.rstrip("/")
+        self.fingerprint = hashlib.sha256(f"{self.base_url}|{config.model}".encode()).hexdigest()
+        self._key = _api_key(config.api_key_env)  # checked now: a missing key is one line before any work
+        from liedar.models.storage import cache_root
+
+        root = Path(config.cache_dir) if config.cache_dir else cache_root() / "served"
+        self.cache = ResponseCache(root / "responses")
+        self.journal = Journal(root / "journal.jsonl")
+        self.progress = progress
+        self.usage: Counter = Counter()
+        self._checked = False
+        self._logprobs_ok: Optional[bool] = None if config.scoring != "parse" else False
+        self._recording: Optional[list[tuple[str, dict[str, Any], dict[str, Any]]]] = None
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="liedar-served", daemon=True)
+        self._thread.start()
+        self._client = None
+        self._sem: Optional[asyncio.Semaphore] = None
+        self._check_lock: Optional[asyncio.Lock] = None
+        self._limiter = RateLimiter(config.rate_limit)
+
+    # ---- what a served model cannot do --------------------------------------------------
+    def require(self, capability: str, what: str) -> None:
+        """One clear line when an instrument needs something a served model does not expose."""
+        if capability not in self.capabilities:
+            raise IncompatibleError(
+                f"{what} needs {capability.replace('_', ' ')}, which a served model ({self.name}) does not expose; "
+                "run it on a local model (--model smollm2-135m --backend transformers|llamacpp)"
+            )
+
+    def hidden_states(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        self.require("hidden_states", "reading hidden states (probes, the monitor, extraction)")
+        raise AssertionError("unreachable")
+
+    def token_states(self, *args: Any, **kwargs: Any) -> Any:
+        self.require("hidden_states", "reading token states (the monitor's audit)")
+
+    def token_states_of_ids(self, *args: Any, **kwargs: Any) -> Any:
+        self.require("hidden_states", "reading token states (the monitor's audit)")
+
+    @property
+    def model(self) -> None:
+        """No torch module behind a served model; the weight-noise runner reads this and says so."""
+        return None
+
+    # ---- lifecycle --------------------------------------------------------------------
+    def close(self) -> None:
+        if self._loop.is_running():
+            if self._client is not None:
+                try:
+                    asyncio.run_coroutine_threadsafe(self._client.close(), self._loop).result(timeout=5)
+                except Exception:  # closing is best effort; the process may be exiting
+                    pass
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> "ServedBackend":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def usage_summary(self) -> dict[str, Any]:
+        """Usage for the results: calls made, cache hits, tokens, scoring modes (never the key)."""
+        u = dict(self.usage)
+        return {
+            "endpoint": self.base_url,
+            "model": self.config.model,
+            "api": self.config.api,
+            "calls": u.get("calls", 0),
+            "cache_hits": u.get("cache_hits", 0),
+            "prompt_tokens": u.get("prompt_tokens", 0),
+            "completion_tokens": u.get("completion_tokens", 0),
+            "modes": {k[5:]: v for k, v in u.items() if k.startswith("mode:")},
+            "no_answer": u.get("no_answer", 0),
+            "corrupt_cache_entries": self.cache.corrupt,
+            "journal": str(self.journal.path),
+        }
+
+    # ---- HTTP ---------------------------------------------------------------------------
+    async def _ensure_client(self) -> Any:
+        if self._client is None:
+            from liedar._util.extras import require
+
+            require("openai", "served models")
+            import openai
+
+            self._client = openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self._key,
+                timeout=self.config.timeout,
+                max_retries=self.config.max_retries,
+            )
+            self._sem = asyncio.Semaphore(self.config.concurrency)
+        return self._client
+
+    async def _check_server(self) -> None:
+        """GET /models once: no server, a server that is not OpenAI-compatible, and a model the
+        server does not list are each one line before any study request is sent."""
+        if self._checked:
+            return
+        if self._check_lock is None:
+            self._check_lock = asyncio.Lock()
+        async with self._check_lock:  # one check, however many tasks start at once
+            if not self._checked:
+                await self._check_models()
+
+    async def _check_models(self) -> None:
+        import httpx
+
+        url = f"{self.base_url}/models"
+        headers = {"Authorization": f"Bearer {self._key}"}
+        try:
+            async with httpx.AsyncClient(timeout=self.config.timeout) as http:
+                r = await http.get(url, headers=headers)
+        except httpx.TimeoutException:
+            raise ServedError(
+                f"{url} did not answer within {self.config.timeout:g}s: check the server or raise --timeout"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise ServedError(
+                f"no server answers at {self.base_url} ({type(exc).__name__}); start it or fix --base-url"
+            ) from None
+        if r.status_code in (401, 403):
+            raise InputError(
+                f"{self.base_url} refused the API key (HTTP {r.status_code}); "
+                f"set the right key in ${self.config.api_key_env or 'OPENAI_API_KEY'}"
+            )
+        try:
+            data = r.json()
+            ids = [str(m["id"]) for m in data["data"]]
+        except (ValueError, KeyError, TypeError):
+            raise IncompatibleError(
+                f"{self.base_url} is not an OpenAI-compatible API (GET /models gave HTTP {r.status_code}, "
+                "not a model list); point --base-url at the server's /v1 root"
+            ) from None
+        aliases = set(ids) | {Path(i).name for i in ids} | {Path(i).stem for i in ids}
+        if self.config.model not in aliases:
+            shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
+            raise InputError(
+                f"the server at {self.base_url} has no model {self.config.model!r} (it serves: {shown}); "
+                "use --model openai:<one of those>"
+            )
+        self._checked = True
+
+    async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        import openai
+
+        client = await self._ensure_client()
+        await self._check_server()
+        assert self._sem is not None
+        async with self._sem:
+            await self._limiter.wait()
+            try:
+                raw = await client.post(path, body=body, cast_to=httpx_response_type())
+            except openai.APITimeoutError:
+                raise ServedError(
+                    f"{self.base_url}{path} did not answer within {self.config.timeout:g}s "
+                    f"({self.config.max_retries} retries); raise --timeout or lower --concurrency"
+                ) from None
+            except openai.APIConnectionError:
+                raise ServedError(
+                    f"lost the connection to {self.base_url} ({self.config.max_retries} retries); "
+                    "restart the server and re-run: finished requests are cached"
+                ) from None
+            except openai.AuthenticationError:
+                raise InputError(
+                    f"{self.base_url} refused the API key; set the right key in "
+                    f"${self.config.api_key_env or 'OPENAI_API_KEY'}"
+                ) from None
+            except openai.NotFoundError:
+                raise InputError(
+                    f"{self.base_url}{path} answered 404 for model {self.config.model!r}: the server does not "
+                    "offer this model or endpoint (try --api chat, or check the model name)"
+                ) from None
+            except openai.RateLimitError:
+                raise ServedError(
+                    f"{self.base_url} kept answering 429 (rate limited) after {self.config.max_retries} retries; "
+                    "lower --rate-limit/--concurrency and re-run: finished requests are cached"
+                ) from None
+            except openai.InternalServerError as exc:
+                raise ServedError(
+                    f"{self.base_url}{path} answered HTTP {exc.status_code} after {self.config.max_retries} "
+                    "retries; check the server's log and re-run: finished requests are cached"
+                ) from None
+            except openai.APIStatusError as exc:
+                raise InputError(
+                    f"{self.base_url}{path} rejected the request (HTTP {exc.status_code}): {_short(exc.message)}"
+                ) from None
+        try:
+            data = raw.json()
+        except ValueError:
+            raise IncompatibleError(
+                f"{self.base_url}{path} answered with malformed JSON (HTTP {raw.status_code}); "
+                "the server is not OpenAI-compatible or is failing"
+            ) from None
+        if not isinstance(data, dict) or not isinstance(data.get("choices"), list) or not data["choices"]:
+            raise IncompatibleError(
+                f"{self.base_url}{path} answered without 'choices'; the server is not OpenAI-compatible"
+            )
+        return data
+
+    async def _fetch(self, path: str, body: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+        endpoint = self.base_url + path
+        key = request_key(endpoint, body)
+        cached = self.cache.get(key)
+        if cached is not None:
+            self.usage["cache_hits"] += 1
+            return cached
+        data = await self._post(path, body)
+        # the atomic write fsyncs: off the event loop, so other requests keep flowing
+        await asyncio.get_running_loop().run_in_executor(None, self.cache.put, key, endpoint, body, data)
+        self.usage["calls"] += 1
+        u = data.get("usage") or {}
+        self.usage["prompt_tokens"] += int(u.get("prompt_tokens") or 0)
+        self.usage["completion_tokens"] += int(u.get("completion_tokens") or 0)
+        return data
+
+    def _request(self, path: str, body: dict[str, Any], meta: dict[str, Any]) -> Optional[dict[str, Any]]:
+        if self._recording is not None:
+            self._recording.append((path, body, meta))
+            return None
+        future = asyncio.run_coroutine_threadsafe(self._fetch(path, body, meta), self._loop)
+        return future.result()
+
+    def _record(self, path: str, body: dict[str, Any], row: dict[str, Any]) -> None:
+        row = {"id": request_key(self.base_url + path, body), **row}
+        self.journal.append(row)
+
+    # ---- bodies ---------------------------------------------------------------------------
+    def _body(self, prompt: TextInput, *, max_tokens: int, temperature: float, seed: int, top: int) -> tuple:
+        cfg = self.config
+        body: dict[str, Any] = {
+            "model": cfg.model,
+            "max_tokens": int(max_tokens),
+            "temperature": float(temperature),
+            "seed": int(seed),
+        }
+        if cfg.stop:
+            body["stop"] = list(cfg.stop)
+        if cfg.api == "completions":
+            assert cfg.chat_template is not None
+            body["prompt"] = render(
+                prompt, cfg.chat_template, bos_token=cfg.bos_token, eos_token=cfg.eos_token, add_generation_prompt=True
+            ).text
+            if top:
+                body["logprobs"] = int(top)
+            return "/completions", body, False
+        dropped = False
+        if isinstance(prompt, str):
+            messages = [{"role": "user", "content": prompt}]
+        else:
+            rows = list(prompt.messages)
+            if rows and rows[-1].role == "assistant":
+                rows, dropped = rows[:-1], True
+            messages = [{"role": m.role, "content": m.content} for m in rows]
+        body["messages"] = messages
+        if top:
+            body["logprobs"] = True
+            body["top_logprobs"] = int(top)
+        return "/chat/completions", body, dropped
+
+    # ---- the two calls the runners make ------------------------------------------------------
+    def score_options(self, prompt: TextInput, options: Sequence[str]) -> np.ndarray:
+        """Log-prob of each option as the answer's first token (see the module docstring);
+        all NaN when the model gave no answer (recorded in the journal)."""
+        if isinstance(options, str) or len(options) == 0:
+            raise InputError("options must be a non-empty list of strings")
+        if any(not o.strip() for o in options):
+            raise InputError("an option is blank; every option needs at least one visible character")
+        n = len(options)
+        if self._logprobs_ok is not False:
+            path, body, dropped = self._body(
+                prompt, max_tokens=1, temperature=0.0, seed=0, top=self.config.top_logprobs
+            )
+            data = self._request(path, body, {})
+            if data is None:  # recording
+                return np.zeros(n)
+            top = _top_logprobs(data)
+            if top is None:
+                if self.config.scoring == "logprobs":
+                    raise IncompatibleError(
+                        f"{self.base_url} returned no log-probs although they were asked for; "
+                        "use scoring='parse' (generation + answer parser) for this server"
+                    )
+                self._logprobs_ok = False
+            else:
+                self._logprobs_ok = True
+                exact = self.config.api == "completions" and not dropped
+                scores, listed = _option_logprobs(top, options, exact=exact)
+                if listed:
+                    mode = "logprobs" + ("-prefill-dropped" if dropped else "")
+                    self.usage["mode:" + mode] += 1
+                    self._record(
+                        path, body, {"call": "score_options", "mode": mode, "scores": scores.tolist(), "listed": listed}
+                    )
+                    return scores
+        # fallback: greedy generation + the documented parser
+        path, body, _ = self._body(prompt, max_tokens=8, temperature=0.0, seed=0, top=0)
+        data = self._request(path, body, {})
+        if data is None:
+            return np.zeros(n)
+        text = _text(data)
+        pick = parse_option(text, options)
+        scores = np.full(n, np.nan)
+        mode = "parse"
+        if pick is None:
+            mode = "parse-no-answer"
+            self.usage["no_answer"] += 1
+        else:
+            scores = np.full(n, -np.inf)
+            scores[pick] = 0.0
+        self.usage["mode:" + mode] += 1
+        self._record(path, body, {"call": "score_options", "mode": mode, "reply": text, "choice": pick})
+        return scores
+
+    def generate(
+        self,
+        prompt: TextInput,
+        max_tokens: int = 64,
+        temperature: float = 0.0,
+        seed: int = 0,
+        on_token: Optional[Callable[[TokenStep], None]] = None,
+        hook_layer: Optional[int] = None,
+    ) -> Generation:
+        """One completion (``seed`` is sent; servers differ in whether they honour it). No
+        token ids or hidden states come back: ``hook_layer`` is refused, ``on_token`` gets the
+        whole reply as one step."""
+        if hook_layer is not None:
+            self.require("hidden_states", "streaming hidden states during generation (the monitor)")
+        if temperature < 0:
+            raise InputError(f"temperature must be >= 0, got {temperature}")
+        path, body, _ = self._body(prompt, max_tokens=max_tokens, temperature=temperature, seed=seed, top=0)
+        data = self._request(path, body, {})
+        if data is None:
+            return Generation("", "A", [], 0)
+        text = _text(data)
+        self.usage["mode:generate"] += 1
+        self._record(path, body, {"call": "generate", "mode": "generate", "reply": text})
+        if on_token is not None and text:
+            on_token(TokenStep(0, -1, text))
+        shown = body.get("prompt") or _canonical(body.get("messages"))
+        return Generation(shown, text, [], int((data.get("usage") or {}).get("prompt_tokens") or 0))
+
+    # ---- concurrency for sequential runners ---------------------------------------------------
+    def prefetch(self, run: Callable[["ServedBackend"], Any]) -> Any:
+        """Run ``run(self)`` twice: first *recording* every request it would make (runners'
+        requests depend only on their seeds, not on earlier answers), then, after all
+        uncached requests were sent concurrently (``concurrency``, ``rate_limit``), for real
+        from the cache. A request that does depend on an answer (the parse fallback) is made
+        in the second pass. Returns the second pass's result."""
+        self._recording = []
+        try:
+            run(self)
+            planned = self._recording
+        finally:
+            self._recording = None
+        unique: dict[str, tuple[str, dict[str, Any]]] = {}
+        for path, body, _ in planned:
+            unique.setdefault(request_key(self.base_url + path, body), (path, body))
+        todo = [(k, p, b) for k, (p, b) in unique.items() if self.cache.get(k) is None]
+        if todo:
+            asyncio.run_coroutine_threadsafe(self._gather(todo), self._loop).result()
+        return run(self)
+
+    async def _gather(self, todo: list[tuple[str, str, dict[str, Any]]]) -> None:
+        bar = None
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(todo), desc=f"{self.name} requests", unit="call")
+
+        async def one(path: str, body: dict[str, Any]) -> None:
+            await self._fetch(path, body, {})
+            if bar is not None:
+                bar.update(1)
+
+        tasks = [asyncio.ensure_future(one(p, b)) for _, p, b in todo]
+        try:
+            done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for t in pending:
+                t.cancel()
+            for t in done:
+                if t.exception() is not None:
+                    raise t.exception()  # type: ignore[misc]
+        finally:
+            if bar is not None:
+                bar.close()
+
+
+def httpx_response_type() -> Any:
+    import httpx
+
+    return httpx.Response
+
+
+def _short(text: Any, n: int = 120) -> str:
+    s = " ".join(str(text).split())
+    return s if len(s) <= n else s[: n - 3] + "..."
+
+
+def _text(data: dict[str, Any]) -> str:
+    choice = data["choices"][0]
+    if "message" in choice:
+        return str((choice.get("message") or {}).get("content") or "")
+    return str(choice.get("text") or "")
+
+
+def _top_logprobs(data: dict[str, Any]) -> Optional[dict[str, float]]:
+    """The first generated token's top list as {token text: log-prob}, or None when absent.
+
+    Chat shape: ``choices[0].logprobs.content[0].top_logprobs = [{token, logprob}, ...]``;
+    completions shape: ``choices[0].logprobs.top_logprobs[0] = {token: logprob}``.
+    """
+    lp = data["choices"][0].get("logprobs")
+    if not isinstance(lp, dict):
+        return None
+    out: dict[str, float] = {}
+    if isinstance(lp.get("content"), list) and lp["content"]:
+        first = lp["content"][0]
+        entries = first.get("top_logprobs") or []
+        if not entries and "token" in first:
+            entries = [first]
+        for e in entries:
+            out[str(e["token"])] = max(out.get(str(e["token"]), -math.inf), float(e["logprob"]))
+    elif isinstance(lp.get("top_logprobs"), list) and lp["top_logprobs"]:
+        first = lp["top_logprobs"][0] or {}
+        out = {str(k): float(v) for k, v in first.items()}
+    return out or None
+
+
+def _option_logprobs(top: dict[str, float], options: Sequence[str], *, exact: bool) -> tuple[np.ndarray, list[bool]]:
+    """Each option's log-prob from a top list; unlisted options get the list's floor (an upper
+    bound). ``exact``: the token must equal the option; otherwise stripped texts are compared
+    and the listed variants' probabilities summed."""
+    floor = min(top.values())
+    scores, listed = [], []
+    for o in options:
+        if exact:
+            vals = [v for t, v in top.items() if t == o]
+        else:
+            vals = [v for t, v in top.items() if t.strip() == o.strip()]
+        listed.append(bool(vals))
+        scores.append(float(np.logaddexp.reduce(vals)) if vals else floor)
+    return np.asarray(scores, dtype=np.float64), (listed if any(listed) else [])
+
+
+# --------------------------------------------------------------------------- construction
+def is_served_spec(name: str) -> bool:
+    return str(name).startswith(SPEC_PREFIX)
+
+
+def load_served(
+    spec: str,
+    *,
+    base_url: Optional[str] = None,
+    template_from: Optional[str] = None,
+    **kwargs: Any,
+) -> ServedBackend:
+    """``openai:MODEL`` + ``base_url`` (or ``$OPENAI_BASE_URL``) -> a `ServedBackend`."""
+    if not is_served_spec(spec):
+        raise InputError(f"{spec!r} is not a served-model spec: use openai:MODEL")
+    model = spec[len(SPEC_PREFIX) :]
+    url = base_url or os.environ.get("OPENAI_BASE_URL")
+    if not url:
+        raise InputError(f"{spec} needs a server: pass --base-url http://HOST:PORT/v1 (or set OPENAI_BASE_URL)")
+    progress = bool(kwargs.pop("progress", False))
+    kwargs = {k: v for k, v in kwargs.items() if v is not None and k in ServedConfig.__dataclass_fields__}
+    if template_from:
+        kwargs["chat_template"], kwargs["bos_token"], kwargs["eos_token"] = template_of(template_from)
+    return ServedBackend(ServedConfig(model=model, base_url=url, **kwargs), progress=progress)
+
+
+def run_with(backend: Any, run: Callable[[Any], Any]) -> Any:
+    """``run(backend)``, through `ServedBackend.prefetch` when the backend is served (so its
+    requests go out concurrently); plain ``run(backend)`` for local backends."""
+    if isinstance(backend, ServedBackend):
+        return backend.prefetch(run)
+    return run(backend)
+
+
+__all__ = ["ServedBackend", "ServedConfig", "ServedError", "parse_option", "load_served", "is_served_spec", "run_with"]

@@ -1,0 +1,93 @@
+"""Command-line options for served models, declared once for every subcommand that takes ``--model``.
+
+Why here and not in each command: ``--base-url``, ``--api-key-env``, ``--concurrency``,
+``--rate-limit``, ``--timeout``, ``--served-cache`` mean the same thing wherever a served
+model can stand in for a local one. A command adds them with `add_served_model_arguments`
+and turns ``args`` into a backend with `served_backend_from_args` (None when ``--model`` is
+not an ``openai:`` spec, so the caller loads its local model as before). Bad values are
+refused while parsing (argparse ``type=``), before any request is sent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any, Optional
+
+from liedar.models.served import APIS, SCORINGS, ServedBackend, is_served_spec, load_served
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} must be >= 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} must be a finite number > 0")
+    return value
+
+
+def add_served_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """The served-model options (used only when ``--model openai:MODEL``)."""
+    g = parser.add_argument_group("served models (--model openai:MODEL)")
+    g.add_argument(
+        "--base-url", default=None, help="the server's OpenAI-compatible root, e.g. http://127.0.0.1:8000/v1"
+    )
+    g.add_argument(
+        "--api-key-env",
+        default=None,
+        metavar="VAR",
+        help="environment variable holding the API key (default: OPENAI_API_KEY if set; local servers need none). "
+        "The key is never written to results, caches or logs",
+    )
+    g.add_argument("--concurrency", type=_positive_int, default=4, help="requests in flight at once (default 4)")
+    g.add_argument("--rate-limit", type=_positive_float, default=None, help="at most this many requests per second")
+    g.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per request before a retry (60)")
+    g.add_argument("--max-retries", type=int, default=3, help="retries with backoff on 429/5xx/timeouts (3)")
+    g.add_argument(
+        "--served-cache", default=None, metavar="DIR", help="response cache + journal (default: $LIEDAR_CACHE/served)"
+    )
+    g.add_argument("--api", choices=APIS, default="chat", help="chat (server applies its template) or completions")
+    g.add_argument(
+        "--template-from",
+        default=None,
+        metavar="MODEL",
+        help="with --api completions: render prompts here with this local model's chat template (exact-text parity)",
+    )
+    g.add_argument(
+        "--scoring",
+        choices=SCORINGS,
+        default="auto",
+        help="option scoring: logprobs, parse, or auto (logprobs, falling back to generation + the answer parser)",
+    )
+
+
+def served_backend_from_args(args: argparse.Namespace, *, progress: bool = False) -> Optional[ServedBackend]:
+    """A `ServedBackend` when ``args.model`` is ``openai:MODEL``, else None."""
+    model = str(getattr(args, "model", "") or "")
+    if not is_served_spec(model):
+        return None
+    kwargs: dict[str, Any] = {
+        "api_key_env": getattr(args, "api_key_env", None),
+        "concurrency": getattr(args, "concurrency", None),
+        "rate_limit": getattr(args, "rate_limit", None),
+        "timeout": getattr(args, "timeout", None),
+        "max_retries": getattr(args, "max_retries", None),
+        "cache_dir": getattr(args, "served_cache", None),
+        "api": getattr(args, "api", None),
+        "scoring": getattr(args, "scoring", None),
+        "progress": progress,
+    }
+    return load_served(
+        model, base_url=getattr(args, "base_url", None), template_from=getattr(args, "template_from", None), **kwargs
+    )
