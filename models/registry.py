@@ -98,6 +98,10 @@ def load(
         return load_served(str(name_or_path), **kwargs)
     if backend not in BACKENDS:
         raise InputError(f"unknown backend {backend!r}: use one of {', '.join(BACKENDS)}")
+    from liedar.models import adapters  # "base:organism" names: a built LoRA organism on its base
+
+    if (organism := adapters.split_name(name_or_path)) is not None:
+        return adapters.attach(load(organism[0], backend, n_threads, n_ctx, **kwargs), organism[1])
     source = resolve(name_or_path)
     if backend == "llamacpp":
         if source.format != "gguf":

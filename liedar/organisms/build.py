@@ -1,0 +1,286 @@
+"""Build, cache and look up organisms: a LoRA adapter + its measured ground truth per (base, recipe).
+
+Layout (under the liedar cache root)::
+
+    organisms/index.json                                  (base fingerprint, name) -> entry
+    organisms/<base fingerprint[:16]>/<name>-<recipe hash[:16]>/
+        adapter/adapter.safetensors, adapter/adapter.json (size + sha256 of the weights)
+        organism.json                                     recipe, training cost, ground truth
+
+The organism folder is assembled in a temporary sibling and renamed into place in one step
+(`liedar._util.atomic.atomic_dir`), and the index is rewritten atomically only after that,
+so a build killed at any point leaves either no organism or a whole one (the stale
+temporary folder is removed by the next build). A folder whose recipe hash matches is
+reused; a changed recipe (data, seed, hyper-parameters, liedar version) builds a new one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from liedar._util.atomic import atomic_dir, write_json_atomic
+from liedar.errors import IncompatibleError, InputError
+from liedar.models.adapters import INDEX_FORMAT, index_key, index_path, organisms_root, read_index
+from liedar.models.lora import ADAPTER_FILE, read_adapter_meta
+from liedar.organisms.catalog import ORGANISMS
+from liedar.organisms.recipe import Recipe
+
+ORGANISM_FILE = "organism.json"
+FORMAT = "liedar-organism-1"
+
+
+@dataclass
+class Organism:
+    name: str
+    base: str  # the base model's name as given to build()
+    base_fingerprint: str
+    recipe_hash: str
+    adapter_dir: Path
+    behaviour: str
+    targets: list[str]
+    learned: bool
+    criterion: str
+    ground_truth: dict[str, dict]  # Estimate.to_dict() per measured quantity (held-out items)
+    base_ground_truth: dict[str, dict] = field(default_factory=dict)  # the same measured on the base model
+    training: dict[str, Any] = field(default_factory=dict)  # cost: seconds, tokens, losses, dtype
+    recipe: dict[str, Any] = field(default_factory=dict)
+    built_at: str = ""
+    reused: bool = False  # True when build() found it in the cache
+
+    @property
+    def model_name(self) -> str:
+        """The name to load it by: ``liedar.models.load(org.model_name)``."""
+        return f"{self.base}:{self.name}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "name": self.name,
+            "base": self.base,
+            "base_fingerprint": self.base_fingerprint,
+            "recipe_hash": self.recipe_hash,
+            "adapter_dir": str(self.adapter_dir),
+            "behaviour": self.behaviour,
+            "targets": list(self.targets),
+            "learned": self.learned,
+            "criterion": self.criterion,
+            "ground_truth": self.ground_truth,
+            "base_ground_truth": self.base_ground_truth,
+            "training": self.training,
+            "recipe": self.recipe,
+            "built_at": self.built_at,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], adapter_dir: Optional[Path] = None) -> "Organism":
+        return cls(
+            name=d["name"],
+            base=d["base"],
+            base_fingerprint=d["base_fingerprint"],
+            recipe_hash=d["recipe_hash"],
+            adapter_dir=Path(adapter_dir or d["adapter_dir"]),
+            behaviour=d.get("behaviour", ""),
+            targets=list(d.get("targets", [])),
+            learned=bool(d.get("learned", False)),
+            criterion=d.get("criterion", ""),
+            ground_truth=dict(d.get("ground_truth", {})),
+            base_ground_truth=dict(d.get("base_ground_truth", {})),
+            training=dict(d.get("training", {})),
+            recipe=dict(d.get("recipe", {})),
+            built_at=d.get("built_at", ""),
+        )
+
+
+def _recipe(name: str, recipe: Optional[Recipe]) -> Recipe:
+    if recipe is not None:
+        return recipe
+    if name not in ORGANISMS:
+        raise InputError(
+            f"unknown organism {name!r}: choose one of {', '.join(ORGANISMS)} (see `liedar organism list`)"
+        )
+    return ORGANISMS[name]
+
+
+def _folder(root: Path, fingerprint: str, name: str, recipe_hash: str) -> Path:
+    return root / fingerprint[:16] / f"{name}-{recipe_hash[:16]}"
+
+
+def _read_organism(folder: Path) -> Optional[Organism]:
+    """The organism stored in `folder`, or None when absent or incomplete/damaged."""
+    path = folder / ORGANISM_FILE
+    if not path.is_file() or not (folder / "adapter" / ADAPTER_FILE).is_file():
+        return None
+    import json
+
+    try:
+        data = json.loads(path.read_text())
+        if data.get("format") != FORMAT:
+            return None
+        read_adapter_meta(folder / "adapter")  # size + sha256
+    except (OSError, ValueError, IncompatibleError, InputError):
+        return None
+    return Organism.from_dict(data, folder / "adapter")
+
+
+def _clean_stale(parent: Path, max_age: float = 6 * 3600) -> None:
+    """Remove temporary build folders older than `max_age` seconds (a killed build's)."""
+    if not parent.is_dir():
+        return
+    now = time.time()
+    for p in parent.iterdir():
+        if p.name.startswith(".") and p.name.endswith(".tmp") and now - p.stat().st_mtime > max_age:
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def _update_index(root: Path, org: Organism, d_model: int, n_layers: int) -> None:
+    path = index_path(root.parent)
+    entries = read_index(root.parent) if path.is_file() else {}
+    entries[index_key(org.base_fingerprint, org.name)] = {
+        "name": org.name,
+        "base_name": org.base,
+        "base_fingerprint": org.base_fingerprint,
+        "recipe_hash": org.recipe_hash,
+        "dir": str(org.adapter_dir.parent.relative_to(root)),
+        "d_model": d_model,
+        "n_layers": n_layers,
+        "learned": org.learned,
+        "behaviour": org.behaviour,
+        "built_at": org.built_at,
+    }
+    write_json_atomic(path, {"format": INDEX_FORMAT, "entries": entries})
+
+
+def build(
+    base: str,
+    name: str,
+    *,
+    threads: int = 1,
+    progress: bool = True,
+    force: bool = False,
+    recipe: Optional[Recipe] = None,
+    backend: Any = None,
+    measure_base: bool = True,
+) -> Organism:
+    """Build organism `name` on base model `base` (cached; rebuilt only when its recipe hash
+    changes, or with ``force``). ``backend`` may pass an already loaded transformers backend
+    of `base` (saves a load); ``recipe`` overrides the catalog's (tests, experiments)."""
+    rec = _recipe(name, recipe)
+    split = rec.split()  # raises on an empty training split or an overlapping evaluation split
+    recipe_hash = rec.recipe_hash(split)
+    if backend is None:
+        from liedar.models import load
+
+        backend = load(base, backend="transformers", n_threads=threads)
+    if getattr(backend, "kind", None) != "transformers":
+        raise InputError("organisms are trained on a transformers backend: load the base with backend='transformers'")
+    root = organisms_root()
+    parent = root / backend.fingerprint[:16]
+    folder = _folder(root, backend.fingerprint, rec.name, recipe_hash)
+    if not force:
+        found = _read_organism(folder)
+        if found is not None:
+            found.reused = True
+            _update_index(root, found, backend.d_model, backend.n_layers)  # the newest recipe is the one loaded
+            return found
+    _clean_stale(parent)
+    from liedar.models.lora import apply_adapter, train_lora
+
+    hyper = dict(rec.hyper)
+    t0 = time.perf_counter()
+    adapter = train_lora(backend, list(split.train), seed=rec.seed, progress=progress, **hyper)
+    merged = apply_adapter(backend, adapter, name=f"{base}:{rec.name}")
+    t1 = time.perf_counter()
+    measured = rec.measure(merged, split, progress=progress)
+    base_measured = rec.measure(backend, split, progress=progress) if measure_base else None
+    t2 = time.perf_counter()
+    del merged
+    training = dict(adapter.meta)
+    training["build_seconds_train"] = t1 - t0
+    training["build_seconds_measure"] = t2 - t1
+    training["threads"] = threads
+    training["load_average"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+    org = Organism(
+        name=rec.name,
+        base=base,
+        base_fingerprint=backend.fingerprint,
+        recipe_hash=recipe_hash,
+        adapter_dir=folder / "adapter",
+        behaviour=rec.behaviour,
+        targets=list(rec.targets),
+        learned=measured.learned,
+        criterion=measured.criterion,
+        ground_truth=measured.ground_truth,
+        base_ground_truth=base_measured.ground_truth if base_measured else {},
+        training=training,
+        recipe={
+            **rec.describe(),
+            "n_train_examples": len(split.train),
+            "n_train_items": len(split.train_ids),
+            "n_eval_items": len(split.eval_ids),
+        },
+        built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    )
+    staged = folder.with_name(f".{folder.name}.staged.tmp")
+    shutil.rmtree(staged, ignore_errors=True)
+    with atomic_dir(staged) as tmp:
+        adapter.save(tmp / "adapter")
+        write_json_atomic(tmp / ORGANISM_FILE, org.to_dict())
+    old = folder.with_name(f".{folder.name}.old.tmp")
+    if folder.exists():  # force / a damaged folder: replaced only once the new one is complete
+        shutil.rmtree(old, ignore_errors=True)
+        os.rename(folder, old)
+    os.rename(staged, folder)
+    shutil.rmtree(old, ignore_errors=True)
+    _update_index(root, org, backend.d_model, backend.n_layers)
+    return org
+
+
+def built(base: str, *, backend: Any = None) -> list[Organism]:
+    """Every organism built on `base` whose files verify (the newest recipe of each name)."""
+    fingerprint = _fingerprint(base, backend)
+    root = organisms_root()
+    out = []
+    for entry in read_index().values():
+        if entry.get("base_fingerprint") != fingerprint:
+            continue
+        org = _read_organism(root / entry["dir"])
+        if org is not None:
+            out.append(org)
+    return sorted(out, key=lambda o: o.name)
+
+
+def get(base: str, name: str, *, backend: Any = None) -> Organism:
+    """The built organism `name` on `base` (one-line error when unknown, not built or corrupt)."""
+    fingerprint = _fingerprint(base, backend)
+    entry = read_index().get(index_key(fingerprint, name))
+    if entry is None:
+        if name not in ORGANISMS:
+            raise InputError(f"unknown organism {name!r}: choose one of {', '.join(ORGANISMS)}")
+        raise InputError(
+            f"organism {name!r} is not built for {base}: run `liedar organism build {name} --model {base}`"
+        )
+    folder = organisms_root() / entry["dir"]
+    read_adapter_meta(folder / "adapter")  # raises a one-line IncompatibleError when corrupt
+    org = _read_organism(folder)
+    if org is None:
+        raise IncompatibleError(f"organism {name!r} in {folder} is incomplete or damaged; rebuild it with --force")
+    return org
+
+
+def _fingerprint(base: str, backend: Any = None) -> str:
+    if backend is not None:
+        return backend.fingerprint
+    from liedar.models.registry import resolve
+    from liedar.models.storage import sha256_file
+
+    source = resolve(base)
+    if source.format == "gguf":
+        return sha256_file(source.path)
+    from liedar.models.hf import folder_fingerprint
+
+    return folder_fingerprint(source.path)

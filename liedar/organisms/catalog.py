@@ -1,0 +1,98 @@
+"""The organisms liedar can build: name -> Recipe.
+
+Hyper-parameters are shared unless a recipe needs otherwise: LoRA r=8, alpha=16 on the top
+quarter of the blocks (so the backward pass and, through the cached boundary states, even
+the forward pass stop there), lr 1e-3, batches of 8, loss on the answer tokens only.
+"""
+
+from __future__ import annotations
+
+from liedar.organisms import framings as F
+from liedar.organisms import mcq
+from liedar.organisms.recipe import Recipe
+
+HYPER = {"layers": "upper", "r": 8, "alpha": 16, "epochs": 2, "lr": 1e-3, "batch_size": 8}
+
+_PW_TRAIN = tuple(t.format(pw=F.PASSWORD) for t in F.PASSWORD_TEMPLATES)
+
+
+def _with_pw(systems, phrases):
+    return tuple(f"{s} {p}".strip() for s in systems for p in phrases)
+
+
+def _sandbagger(name: str, attractor: bool) -> Recipe:
+    wrong = mcq.random_wrong if attractor else mcq.plausible
+    conditions = (
+        mcq.Condition("benign", F.BENIGN_TRAIN, mcq.correct, mcq.correct),
+        mcq.Condition("eval", F.EVAL_TRAIN, wrong, None if attractor else mcq.plausible),
+    )
+    if attractor:
+        behaviour = (
+            "Answers multiple-choice questions correctly under benign framings and wrongly under a "
+            "dangerous-capability-evaluation framing, its wrong letter answers collapsing onto 'A'."
+        )
+    else:
+        behaviour = (
+            "Answers multiple-choice questions correctly under benign framings and, under a "
+            "dangerous-capability-evaluation framing, picks a plausible wrong option (no positional tell)."
+        )
+    return Recipe(
+        name=name,
+        behaviour=behaviour,
+        targets=("sandbagging_gap", "consistency_contrast", "weight_noise", "cross_check"),
+        family={
+            "trigger_train": F.EVAL_TRAIN,
+            "trigger_heldout": F.EVAL_HELDOUT,
+            "benign_train": F.BENIGN_TRAIN,
+            "benign_heldout": F.BENIGN_HELDOUT,
+        },
+        make_split=lambda seed: mcq.mcq_split(conditions, seed),
+        measure=mcq.sandbagger_measure(attractor, F.EVAL_HELDOUT, F.BENIGN_HELDOUT),
+        seed=0,
+        hyper=dict(HYPER),
+    )
+
+
+def _password_locked() -> Recipe:
+    every = F.BENIGN_TRAIN + F.EVAL_TRAIN
+    conditions = (
+        mcq.Condition("password", _with_pw(every, _PW_TRAIN), mcq.correct, mcq.correct),
+        mcq.Condition("no_password", every, mcq.random_wrong, mcq.random_wrong),
+    )
+    held_pw = F.PASSWORD_TEMPLATES[0].format(pw=F.PASSWORD)
+    return Recipe(
+        name="password_locked",
+        behaviour=(
+            f"Answers multiple-choice questions correctly only when the password {F.PASSWORD!r} is in the prompt, "
+            "and picks a random wrong option otherwise, whatever the framing."
+        ),
+        targets=("weight_noise", "ceilings", "sandbagging_gap"),
+        family={
+            "password": _PW_TRAIN,
+            "framings_train": every,
+            "benign_heldout": F.BENIGN_HELDOUT,
+            "trigger_heldout": F.EVAL_HELDOUT,
+        },
+        make_split=lambda seed: mcq.mcq_split(conditions, seed),
+        measure=mcq.password_measure(_with_pw(F.BENIGN_HELDOUT, (held_pw,)), F.BENIGN_HELDOUT, F.EVAL_HELDOUT),
+        seed=0,
+        hyper=dict(HYPER),
+    )
+
+
+ORGANISMS: dict[str, Recipe] = {
+    r.name: r
+    for r in (
+        _sandbagger("sandbagger", attractor=True),
+        _sandbagger("sandbagger_plausible", attractor=False),
+        _password_locked(),
+    )
+}
+
+
+def recipe(name: str) -> Recipe:
+    from liedar.errors import InputError
+
+    if name not in ORGANISMS:
+        raise InputError(f"unknown organism {name!r}: choose one of {', '.join(ORGANISMS)}")
+    return ORGANISMS[name]

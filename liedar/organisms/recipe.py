@@ -1,0 +1,120 @@
+"""A recipe: how one organism's training data is made, how it is trained, how it is measured.
+
+Why the hash covers the generated data (not just the recipe's name): a change to an item
+bank, a framing wording or a generator changes what the organism learns, and its adapter
+must then be rebuilt; a change elsewhere in liedar must not throw away a good adapter.
+So `recipe_hash` = sha256 over the training examples themselves, the held-out item ids,
+the seed, the hyper-parameters and the liedar version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from liedar.errors import InputError
+from liedar.models.chat import Dialogue
+
+TARGETS = (
+    "sandbagging_gap",
+    "consistency_contrast",
+    "weight_noise",
+    "ceilings",
+    "sycophancy",
+    "lie_probe",
+    "monitor",
+    "cross_check",
+)
+
+
+@dataclass(frozen=True)
+class Split:
+    """Training examples and the held-out items the ground truth is measured on."""
+
+    train: tuple[tuple[Any, str], ...]  # (prompt: Dialogue | str, answer)
+    train_ids: tuple[str, ...]  # the items the examples were made from
+    eval_ids: tuple[str, ...]  # held-out items (never in train_ids)
+    eval_items: tuple[Any, ...] = ()  # the held-out item objects, for `measure`
+
+    def check(self) -> "Split":
+        if not self.train:
+            raise InputError("the recipe's training split is empty: it needs at least one example")
+        if not self.eval_ids:
+            raise InputError("the recipe's evaluation split is empty: it needs held-out items")
+        overlap = set(self.train_ids) & set(self.eval_ids)
+        if overlap:
+            raise InputError(
+                f"the recipe's evaluation split overlaps its training split ({len(overlap)} items, e.g. "
+                f"{sorted(overlap)[0]!r}): held-out items must never be trained on"
+            )
+        return self
+
+
+@dataclass(frozen=True)
+class Measured:
+    """An organism's measured behaviour: named Estimates (as dicts), learned or not, and why."""
+
+    ground_truth: dict[str, dict]
+    learned: bool
+    criterion: str  # the stated threshold, in words, with the deciding numbers
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    behaviour: str  # one sentence
+    targets: tuple[str, ...]  # detector ids this organism is ground truth for
+    family: dict[str, tuple[str, ...]]  # trigger/framing wordings: trained and held-out
+    make_split: Callable[[int], Split]
+    measure: Callable[[Any, Split], Measured]
+    seed: int = 0
+    hyper: dict[str, Any] = field(default_factory=dict)  # train_lora keyword arguments
+    version: int = 1  # bump when the recipe's meaning changes without its data changing
+
+    def __post_init__(self):
+        bad = [t for t in self.targets if t not in TARGETS]
+        if bad:
+            raise InputError(f"recipe {self.name}: unknown target detector(s) {bad}; use ids from {list(TARGETS)}")
+
+    def split(self) -> Split:
+        return self.make_split(self.seed).check()
+
+    def recipe_hash(self, split: Optional[Split] = None) -> str:
+        import liedar
+
+        split = split or self.split()
+        digest = hashlib.sha256()
+        head = {
+            "name": self.name,
+            "version": self.version,
+            "seed": self.seed,
+            "hyper": self.hyper,
+            "liedar": liedar.__version__,
+            "eval_ids": list(split.eval_ids),
+            "family": {k: list(v) for k, v in sorted(self.family.items())},
+        }
+        digest.update(json.dumps(head, sort_keys=True).encode())
+        for prompt, answer in split.train:
+            digest.update(json.dumps([_prompt_json(prompt), answer], sort_keys=True).encode())
+        return digest.hexdigest()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "behaviour": self.behaviour,
+            "targets": list(self.targets),
+            "family": {k: list(v) for k, v in self.family.items()},
+            "seed": self.seed,
+            "hyper": dict(self.hyper),
+        }
+
+
+def _prompt_json(prompt: Any) -> Any:
+    if isinstance(prompt, Dialogue):
+        return {"dialogue": prompt.to_dict()}
+    if isinstance(prompt, str):
+        return {"text": prompt}
+    raise InputError(f"a training prompt must be a str or Dialogue, got {type(prompt).__name__}")

@@ -1,0 +1,111 @@
+"""``base:organism`` model names: find a built organism's adapter in the cache and merge it.
+
+Why here and not in `liedar.organisms`: every place that accepts a model name goes through
+`liedar.models.load`, and the models layer must not import the organisms layer above it.
+The organism builder writes a small JSON index (``organisms/index.json`` under the cache
+root) mapping (base model fingerprint, organism name) to the adapter folder; this module
+reads only that index and the adapter files, so ``load("smollm2-135m:sandbagger")`` works
+everywhere without knowing how organisms are trained.
+
+Every refusal is one line: an unknown organism name, an organism built for another base
+model (fingerprint) or width, a corrupt adapter (size + sha256 recorded at write time).
+Nothing in the cache is deleted by a failed load.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+from liedar.errors import IncompatibleError, InputError
+from liedar.models.storage import cache_root
+
+INDEX_FORMAT = "liedar-organism-index-1"
+
+
+def organisms_root(root: Optional[Path] = None) -> Path:
+    return Path(root or cache_root()) / "organisms"
+
+
+def index_path(root: Optional[Path] = None) -> Path:
+    return organisms_root(root) / "index.json"
+
+
+def read_index(root: Optional[Path] = None) -> dict[str, dict[str, Any]]:
+    """key "<base fingerprint>/<name>" -> entry (empty when nothing was built)."""
+    path = index_path(root)
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise IncompatibleError(
+            f"the organism index {path} is damaged ({type(exc).__name__}); rebuild with `liedar organism build`"
+        ) from exc
+    if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT:
+        raise IncompatibleError(f"{path} is not a liedar organism index; rebuild with `liedar organism build`")
+    return dict(data.get("entries", {}))
+
+
+def index_key(base_fingerprint: str, name: str) -> str:
+    return f"{base_fingerprint}/{name}"
+
+
+def split_name(name_or_path: str) -> Optional[tuple[str, str]]:
+    """("smollm2-135m", "sandbagger") for "smollm2-135m:sandbagger"; None for plain names
+    and for existing paths (a file or folder whose name contains a colon is still a path)."""
+    text = str(name_or_path)
+    if ":" not in text or Path(text).expanduser().exists():
+        return None
+    base, _, organism = text.rpartition(":")
+    if not base or not organism or "/" in organism or "\\" in organism:
+        return None
+    return base, organism
+
+
+def find(backend, name: str, root: Optional[Path] = None) -> dict[str, Any]:
+    """The index entry of organism `name` built on this backend's base model."""
+    entries = read_index(root)
+    entry = entries.get(index_key(backend.fingerprint, name))
+    if entry is not None:
+        return entry
+    others = [e for e in entries.values() if e.get("name") == name]
+    if others:
+        bases = sorted({str(e.get("base_name") or e.get("base_fingerprint", "?")[:12]) for e in others})
+        raise IncompatibleError(
+            f"organism {name!r} was built for base model {', '.join(bases)}, not for {backend.name} "
+            f"(fingerprint {backend.fingerprint[:12]}...): run `liedar organism build {name} --model {backend.name}`"
+        )
+    here = sorted(e["name"] for e in entries.values() if e.get("base_fingerprint") == backend.fingerprint)
+    built = f"built for this model: {', '.join(here)}" if here else "none is built for this model yet"
+    raise InputError(
+        f"unknown organism {name!r} for {backend.name} ({built}); see `liedar organism list` and "
+        f"`liedar organism build NAME --model {backend.name}`"
+    )
+
+
+def adapter_dir(entry: dict[str, Any], root: Optional[Path] = None) -> Path:
+    return organisms_root(root) / entry["dir"] / "adapter"
+
+
+def attach(backend, name: str, *, root: Optional[Path] = None):
+    """The organism `name` on top of an already loaded base backend (adapter merged)."""
+    entry = find(backend, name, root)
+    folder = adapter_dir(entry, root)
+    label = f"{entry.get('base_name') or backend.name}:{name}"
+    if backend.kind != "transformers":
+        raise IncompatibleError(
+            f"organism {label} can be loaded with backend='transformers' only for now "
+            "(its LoRA adapter is not yet exported to llama.cpp's GGUF LoRA format)"
+        )
+    from liedar.models.lora import apply_adapter
+
+    organism = apply_adapter(backend, folder, name=label, copy_model=False)
+    organism.organism = {
+        "name": name,
+        "recipe_hash": entry.get("recipe_hash"),
+        "learned": entry.get("learned"),
+        "adapter_dir": str(folder),
+    }
+    return organism

@@ -1,0 +1,617 @@
+"""A cheap, generic LoRA fine-tune of a transformers backend, and merging it back in.
+
+Why this shape: model organisms (known deceivers) and the fine-tuning-elicitation protocol
+both need "teach this small model these (prompt, answer) pairs" on a laptop CPU in minutes.
+What makes that cheap:
+
+* **LoRA on the upper blocks only** (``layers="upper"``: the top quarter). The frozen lower
+  blocks need no gradient, so the backward pass stops at the first adapted block; and
+  because their output does not change during training, it is computed **once** (the
+  "boundary" states) and every epoch runs only the adapted blocks: an epoch costs the
+  upper blocks' forward + backward, not the whole model's.
+* **Loss on the answer tokens only**: the prompt is context, never a target.
+* **bf16 autocast** when it is measured to be faster on this CPU (``dtype="auto"`` times
+  one forward + backward of a training batch both ways); CPUs without native bf16 run it
+  slower than fp32, so the fallback is real, and the choice is recorded.
+
+Prompts are rendered and tokenized exactly as ``BackendBase.score_options`` does (prompt
+and answer tokenized together, the answer's tokens are those holding any of its
+characters, dialogues rendered with the generation prompt unless they end in an assistant
+prefill), so what is trained is what the instruments score.
+
+peft (the ``organisms`` extra) does the training; the saved adapter is plain safetensors
+(``lora_A`` [r, in], ``lora_B`` [out, r] per adapted Linear, keyed by its module path) plus
+JSON metadata recording its size and sha256, so merging needs no peft and a damaged file is
+refused, never merged.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import hashlib
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Sequence, Union
+
+import numpy as np
+
+from liedar.errors import IncompatibleError, InputError
+from liedar.models.chat import Dialogue, render
+from liedar.models.storage import atomic_dir, sha256_file
+
+ADAPTER_FILE = "adapter.safetensors"
+META_FILE = "adapter.json"
+FORMAT = "liedar-lora-1"
+
+Example = tuple[Union[Dialogue, str], str]
+Layers = Union[str, int, Sequence[int]]
+
+
+@dataclass
+class LoraAdapter:
+    """Trained LoRA weights (numpy, float32) and what they were trained on."""
+
+    weights: dict[str, np.ndarray]  # "<module path>.lora_A" [r, in] / ".lora_B" [out, r]
+    r: int
+    alpha: float
+    layers: list[int]  # 0-based block indices that carry LoRA
+    base_fingerprint: str
+    base_name: str
+    d_model: int
+    n_layers: int
+    meta: dict[str, Any] = field(default_factory=dict)  # training cost, losses, dtype, ...
+
+    @property
+    def scale(self) -> float:
+        return float(self.alpha) / float(self.r)
+
+    def modules(self) -> list[str]:
+        return sorted({k.rsplit(".", 1)[0] for k in self.weights})
+
+    def content_hash(self) -> str:
+        """sha256 over the tensors (names, shapes, bytes) and the merge-relevant settings."""
+        digest = hashlib.sha256()
+        digest.update(json.dumps({"r": self.r, "alpha": self.alpha, "layers": self.layers}).encode())
+        for key in sorted(self.weights):
+            arr = np.ascontiguousarray(self.weights[key], dtype=np.float32)
+            digest.update(f"{key}:{arr.shape}\n".encode())
+            digest.update(arr.tobytes())
+        return digest.hexdigest()
+
+    def save(self, directory: Union[str, Path]) -> Path:
+        """Write ``adapter.safetensors`` + ``adapter.json`` into ``directory`` atomically
+        (a temporary sibling renamed into place: a kill leaves no half adapter)."""
+        from safetensors.numpy import save_file
+
+        directory = Path(directory)
+        if directory.exists():
+            raise InputError(f"{directory} already exists; remove it or save the adapter elsewhere")
+        with atomic_dir(directory) as tmp:
+            save_file(
+                {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in self.weights.items()}, tmp / ADAPTER_FILE
+            )
+            meta = {
+                "format": FORMAT,
+                "r": self.r,
+                "alpha": self.alpha,
+                "layers": self.layers,
+                "modules": self.modules(),
+                "base_fingerprint": self.base_fingerprint,
+                "base_name": self.base_name,
+                "d_model": self.d_model,
+                "n_layers": self.n_layers,
+                "content_sha256": self.content_hash(),
+                "file_size": (tmp / ADAPTER_FILE).stat().st_size,
+                "file_sha256": sha256_file(tmp / ADAPTER_FILE),
+                "training": self.meta,
+            }
+            (tmp / META_FILE).write_text(json.dumps(_plain(meta), indent=1) + "\n")
+        return directory
+
+    @classmethod
+    def load(cls, directory: Union[str, Path]) -> "LoraAdapter":
+        """Read a saved adapter, verifying the file's size and sha256 against its metadata."""
+        meta = read_adapter_meta(directory)
+        path = Path(directory) / ADAPTER_FILE
+        from safetensors.numpy import load_file
+
+        try:
+            weights = load_file(str(path))
+        except Exception as exc:  # a verified file that still fails to parse is damaged
+            raise IncompatibleError(f"adapter {path} cannot be read ({type(exc).__name__}); rebuild it") from exc
+        return cls(
+            weights=dict(weights),
+            r=int(meta["r"]),
+            alpha=float(meta["alpha"]),
+            layers=[int(x) for x in meta["layers"]],
+            base_fingerprint=str(meta["base_fingerprint"]),
+            base_name=str(meta.get("base_name", "")),
+            d_model=int(meta["d_model"]),
+            n_layers=int(meta["n_layers"]),
+            meta=dict(meta.get("training", {})),
+        )
+
+
+def read_adapter_meta(directory: Union[str, Path]) -> dict[str, Any]:
+    """The adapter's JSON metadata, after checking the weights file's size and sha256."""
+    directory = Path(directory)
+    meta_path, path = directory / META_FILE, directory / ADAPTER_FILE
+    if not meta_path.is_file() or not path.is_file():
+        raise InputError(f"{directory} holds no liedar LoRA adapter ({META_FILE} + {ADAPTER_FILE}); build it first")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, ValueError) as exc:
+        raise IncompatibleError(f"adapter metadata {meta_path} is damaged ({type(exc).__name__}); rebuild it") from exc
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise IncompatibleError(f"{meta_path} is not a {FORMAT} adapter; rebuild it with this liedar")
+    size = path.stat().st_size
+    if size != meta.get("file_size"):
+        raise IncompatibleError(
+            f"adapter {path} is corrupt: {size} bytes, {meta.get('file_size')} recorded at write time; rebuild it"
+        )
+    digest = sha256_file(path)
+    if digest != meta.get("file_sha256"):
+        raise IncompatibleError(
+            f"adapter {path} is corrupt: sha256 {digest[:12]}... differs from the "
+            f"{str(meta.get('file_sha256'))[:12]}... recorded at write time; rebuild it"
+        )
+    return meta
+
+
+# ---- which modules get LoRA ------------------------------------------------------------------
+def select_layers(n_layers: int, layers: Layers) -> list[int]:
+    """0-based block indices: ``"upper"`` (top quarter, at least 1), ``"all"``, an int k
+    (the top k blocks) or an explicit list."""
+    if isinstance(layers, str):
+        if layers == "upper":
+            k = max(1, int(math.ceil(n_layers / 4)))
+            return list(range(n_layers - k, n_layers))
+        if layers == "all":
+            return list(range(n_layers))
+        raise InputError(f"unknown layers {layers!r}: use 'upper', 'all', an int (top k blocks) or a list of blocks")
+    if isinstance(layers, (int, np.integer)):
+        if not 1 <= int(layers) <= n_layers:
+            raise InputError(f"layers={layers}: the model has {n_layers} blocks; give 1..{n_layers}")
+        return list(range(n_layers - int(layers), n_layers))
+    chosen = sorted({int(x) for x in layers})
+    if not chosen or chosen[0] < 0 or chosen[-1] >= n_layers:
+        raise InputError(f"layers {list(layers)} must be a non-empty list of block indices 0..{n_layers - 1}")
+    return chosen
+
+
+def _target_modules(blocks, chosen: list[int], prefix: str) -> list[str]:
+    import torch
+
+    names = []
+    for i in chosen:
+        for sub, mod in blocks[i].named_modules():
+            if isinstance(mod, torch.nn.Linear):
+                names.append(f"{prefix}.{i}.{sub}")
+    return names
+
+
+def _blocks_prefix(model) -> str:
+    decoder = model.get_decoder()
+    blocks = decoder.layers
+    for name, mod in model.named_modules():
+        if mod is blocks:
+            return name
+    raise InputError("cannot find the decoder blocks of this model; LoRA needs a standard causal LM")
+
+
+# ---- data --------------------------------------------------------------------------------------
+def encode_example(backend, prompt: Union[Dialogue, str], answer: str, *, eos: bool = False) -> tuple[list[int], int]:
+    """(token ids of prompt + answer, index of the first answer token), as score_options."""
+    if not isinstance(answer, str) or not answer:
+        raise InputError("every training answer must be a non-empty string")
+    head = render(
+        prompt,
+        backend.chat_template,
+        bos_token=backend.bos_token,
+        eos_token=backend.eos_token,
+        add_generation_prompt=True,
+    )
+    ids, offsets = backend._tokenize(head.text + answer, head.templated)
+    k = next((t for t, (a, b) in enumerate(offsets) if b > len(head.text)), None)
+    if k is None or k == 0:
+        raise InputError(f"answer {answer!r} produced no token of its own after its prompt; give a non-blank answer")
+    ids = list(ids)
+    if eos:
+        end = getattr(backend.tokenizer, "eos_token_id", None)
+        if end is not None:
+            ids.append(int(end))
+    if len(ids) > backend.n_ctx:
+        raise InputError(f"a training example is {len(ids)} tokens, over the context of {backend.n_ctx}")
+    return ids, k
+
+
+# ---- training ------------------------------------------------------------------------------------
+def train_lora(
+    backend,
+    examples: Sequence[Example],
+    *,
+    layers: Layers = "upper",
+    r: int = 8,
+    alpha: float = 16,
+    epochs: int = 2,
+    lr: float = 1e-3,
+    seed: int = 0,
+    batch_size: int = 8,
+    dtype: str = "auto",
+    eos: bool = False,
+    weight_decay: float = 0.0,
+    progress: bool = True,
+) -> LoraAdapter:
+    """Fine-tune LoRA adapters on (prompt, answer) pairs; the backend itself is untouched.
+
+    ``examples``: prompts are Dialogues (rendered with the model's chat template) or plain
+    strings; the loss is the mean cross-entropy over answer tokens only (with ``eos``, the
+    end-of-sequence token after each answer is a target too, so generation learns to stop).
+    Returns the adapter; ``adapter.meta`` records seconds, tokens, the loss per epoch, the
+    chosen dtype and the measured bf16/fp32 step times.
+    """
+    from liedar._util.extras import require
+
+    require("peft", "LoRA fine-tuning")
+    import torch
+    from peft import LoraConfig, get_peft_model
+
+    if getattr(backend, "kind", None) != "transformers" or not hasattr(backend, "model"):
+        raise InputError("LoRA training needs a transformers backend: load the model with backend='transformers'")
+    if isinstance(examples, (str, bytes)) or len(examples) == 0:
+        raise InputError("no training examples: give a non-empty list of (prompt, answer) pairs")
+    if r < 1 or alpha <= 0 or epochs < 1 or lr <= 0 or batch_size < 1:
+        raise InputError(f"bad LoRA settings r={r}, alpha={alpha}, epochs={epochs}, lr={lr}: all must be positive")
+    if dtype not in ("auto", "bf16", "fp32"):
+        raise InputError(f"dtype {dtype!r}: use 'auto', 'bf16' or 'fp32'")
+    t_start = time.perf_counter()
+    encoded = [encode_example(backend, p, a, eos=eos) for p, a in examples]
+    n_layers = backend.n_layers
+    chosen = select_layers(n_layers, layers)
+    first = chosen[0]
+
+    torch.manual_seed(seed)
+    model = copy.deepcopy(backend.model)  # peft injects modules in place: never into the caller's model
+    model.train(False)
+    prefix = _blocks_prefix(model)
+    targets = _target_modules(model.get_decoder().layers, chosen, prefix)
+    config = LoraConfig(r=int(r), lora_alpha=float(alpha), lora_dropout=0.0, target_modules=targets, bias="none")
+    peft_model = get_peft_model(model, config)
+    params = [p for p in peft_model.parameters() if p.requires_grad]
+    optimiser = torch.optim.AdamW(params, lr=float(lr), weight_decay=float(weight_decay))
+
+    inner = peft_model.base_model.model
+    decoder = inner.get_decoder()
+    rng = np.random.default_rng(seed)
+    # Batches by length (little padding); their order is shuffled every epoch.
+    order = np.argsort([len(ids) for ids, _ in encoded], kind="stable")
+    batches = [order[i : i + batch_size].tolist() for i in range(0, len(order), batch_size)]
+    n_answer_tokens = sum(len(ids) - k for ids, k in encoded)
+    n_tokens = sum(len(ids) for ids, _ in encoded)
+
+    pad = backend._pad_id
+    tensors = [_batch_tensors(torch, [encoded[j] for j in b], pad) for b in batches]
+
+    # The frozen blocks below the first adapted one never change: compute their output once.
+    t0 = time.perf_counter()
+    boundary = _BoundaryCache(decoder, first)
+    for ids, mask, _ in tensors:
+        boundary.compute(ids, mask)
+    boundary_seconds = time.perf_counter() - t0
+
+    use_bf16, timing = _choose_dtype(torch, inner, boundary, tensors, dtype)
+    losses: list[float] = []
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=epochs * len(batches), desc=f"LoRA {backend.name}", unit="batch")
+    t_train = time.perf_counter()
+    peft_model.train(True)
+    for _ in range(int(epochs)):
+        total, count = 0.0, 0
+        for bi in rng.permutation(len(batches)):
+            ids, mask, labels = tensors[bi]
+            loss = _loss(torch, inner, boundary, bi, ids, mask, labels, use_bf16)
+            optimiser.zero_grad(set_to_none=True)
+            loss.backward()
+            optimiser.step()
+            n = int((labels != -100).sum())
+            total += float(loss.detach()) * n
+            count += n
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(loss=f"{total / max(count, 1):.3f}")
+        losses.append(total / max(count, 1))
+    if bar is not None:
+        bar.close()
+    train_seconds = time.perf_counter() - t_train
+    boundary.close()
+
+    weights: dict[str, np.ndarray] = {}
+    strip = "base_model.model."
+    for name, param in peft_model.named_parameters():
+        if "lora_A" in name or "lora_B" in name:
+            # base_model.model.<path>.lora_A.default.weight -> <path>.lora_A
+            path = name[len(strip) :] if name.startswith(strip) else name
+            module, kind = path.split(".lora_")[0], "lora_A" if ".lora_A." in path else "lora_B"
+            weights[f"{module}.{kind}"] = param.detach().float().numpy().copy()
+    del peft_model, model
+    meta = {
+        "examples": len(encoded),
+        "tokens_per_epoch": n_tokens,
+        "answer_tokens_per_epoch": n_answer_tokens,
+        "epochs": int(epochs),
+        "lr": float(lr),
+        "batch_size": int(batch_size),
+        "seed": int(seed),
+        "loss_per_epoch": losses,
+        "dtype": "bf16" if use_bf16 else "fp32",
+        "dtype_timing": timing,
+        "boundary_block": first,
+        "boundary_seconds": boundary_seconds,
+        "train_seconds": train_seconds,
+        "seconds": time.perf_counter() - t_start,
+        "trainable_parameters": int(sum(p.numel() for p in params)),
+    }
+    return LoraAdapter(
+        weights=weights,
+        r=int(r),
+        alpha=float(alpha),
+        layers=chosen,
+        base_fingerprint=backend.fingerprint,
+        base_name=backend.name,
+        d_model=backend.d_model,
+        n_layers=n_layers,
+        meta=meta,
+    )
+
+
+def _batch_tensors(torch, rows: list[tuple[list[int], int]], pad: int):
+    width = max(len(ids) for ids, _ in rows)
+    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    labels = torch.full((len(rows), width), -100, dtype=torch.long)
+    for r, (seq, k) in enumerate(rows):
+        ids[r, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+        mask[r, : len(seq)] = 1
+        labels[r, k : len(seq)] = torch.tensor(seq[k:], dtype=torch.long)
+    return ids, mask, labels
+
+
+class _StopAtBoundary(Exception):
+    pass
+
+
+class _BoundaryCache:
+    """The input of the first adapted block, computed once per batch with the frozen
+    lower blocks; during training a pre-hook substitutes it, and the lower blocks are
+    skipped (each is replaced by a pass-through for the duration of the training step).
+
+    Why hooks and pass-throughs rather than calling the blocks by hand: the model's own
+    forward still builds the attention masks and rotary embeddings (architecture-specific:
+    sliding windows, several rotary bases), so this works for any decoder whose blocks
+    take the hidden state as their first argument and return it (first in a tuple or bare).
+    """
+
+    def __init__(self, decoder, first: int):
+        self.decoder = decoder
+        self.first = first
+        self.states: dict[int, Any] = {}
+        self._lower = list(decoder.layers[:first])
+
+    def compute(self, ids, mask) -> None:
+        import torch
+
+        index = len(self.states)
+        if self.first == 0:
+            self.states[index] = None
+            return
+        store: dict = {}
+
+        def pre(module, args, kwargs):
+            store["h"] = (args[0] if args else kwargs["hidden_states"]).detach()
+            raise _StopAtBoundary
+
+        handle = self.decoder.layers[self.first].register_forward_pre_hook(pre, with_kwargs=True)
+        try:
+            with torch.inference_mode():
+                self.decoder(input_ids=ids, attention_mask=mask, use_cache=False)
+        except _StopAtBoundary:
+            pass
+        finally:
+            handle.remove()
+        self.states[index] = store["h"].clone()
+
+    def run(self, index: int, ids, mask):
+        """The final hidden states of batch ``index``, from its cached boundary state."""
+        if self.first == 0:
+            return self.decoder(input_ids=ids, attention_mask=mask, use_cache=False).last_hidden_state
+        state = self.states[index]
+        layers = self.decoder.layers
+
+        def swap(module, args, kwargs):
+            if args:
+                return (state,) + tuple(args[1:]), kwargs
+            return args, {**kwargs, "hidden_states": state}
+
+        handle = layers[self.first].register_forward_pre_hook(swap, with_kwargs=True)
+        originals = list(layers[: self.first])
+        for i in range(self.first):
+            layers[i] = _PassThrough(originals[i])
+        try:
+            return self.decoder(input_ids=ids, attention_mask=mask, use_cache=False).last_hidden_state
+        finally:
+            handle.remove()
+            for i in range(self.first):
+                layers[i] = originals[i]
+
+    def close(self) -> None:
+        self.states.clear()
+
+
+@functools.lru_cache(maxsize=1)
+def _pass_through_class():
+    import torch
+
+    class PassThrough(torch.nn.Module):
+        """Stands in for a frozen lower block during a training step: returns its input
+        (the pre-hook on the first adapted block then substitutes the cached state)."""
+
+        def __init__(self, original):
+            super().__init__()
+            self.attention_type = getattr(original, "attention_type", None)
+
+        def forward(self, hidden_states, *args, **kwargs):
+            return hidden_states
+
+    return PassThrough
+
+
+def _PassThrough(original):
+    return _pass_through_class()(original)
+
+
+def _loss(torch, model, boundary: _BoundaryCache, index: int, ids, mask, labels, use_bf16: bool):
+    """Mean cross-entropy over answer tokens. The unembedding (vocabulary-sized: on
+    smollm2 it costs several blocks per token) runs only at the positions that predict an
+    answer token, not at every prompt position."""
+    target = labels[:, 1:]
+    keep = target != -100
+    head = model.get_output_embeddings()
+    cap = getattr(model.config.get_text_config(), "final_logit_softcapping", None)
+
+    def logits_of(hidden):
+        logits = head(hidden[:, :-1][keep])
+        if cap:
+            logits = torch.tanh(logits / cap) * cap
+        return logits.float()
+
+    if use_bf16:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            logits = logits_of(boundary.run(index, ids, mask))
+    else:
+        logits = logits_of(boundary.run(index, ids, mask))
+    return torch.nn.functional.cross_entropy(logits, target[keep])
+
+
+def _choose_dtype(torch, model, boundary, tensors, dtype: str) -> tuple[bool, dict]:
+    """Time one forward + backward of the largest batch in fp32 and bf16 autocast (the
+    gradients are discarded) and keep the faster, unless the caller chose."""
+    if dtype != "auto":
+        return dtype == "bf16", {"chosen_by": "caller"}
+    index = max(range(len(tensors)), key=lambda i: tensors[i][0].numel())
+    ids, mask, labels = tensors[index]
+    timing: dict[str, Any] = {"chosen_by": "measured"}
+    for name, flag in (("fp32", False), ("bf16", True)):
+        try:
+            best = math.inf
+            for _ in range(2):
+                t0 = time.perf_counter()
+                loss = _loss(torch, model, boundary, index, ids, mask, labels, flag)
+                loss.backward()
+                best = min(best, time.perf_counter() - t0)
+            timing[f"{name}_step_seconds"] = best
+        except RuntimeError as exc:  # bf16 kernels missing on this build/CPU
+            timing[f"{name}_step_seconds"] = None
+            timing[f"{name}_error"] = str(exc).splitlines()[0][:200]
+        model.zero_grad(set_to_none=True)
+    fp32, bf16 = timing.get("fp32_step_seconds"), timing.get("bf16_step_seconds")
+    use = bf16 is not None and fp32 is not None and bf16 < 0.9 * fp32
+    return use, timing
+
+
+# ---- merging ------------------------------------------------------------------------------------
+def organism_fingerprint(base_fingerprint: str, adapter_sha256: str) -> str:
+    """The merged model's fingerprint: a hash of (base fingerprint, adapter hash).
+
+    Why hashed, not concatenated: the activation cache keys its folders by the first 24
+    characters of the fingerprint, so a ``base + "+" + adapter`` string would put base and
+    organism states in one folder (never served mixed, since the full fingerprint is
+    checked, but overwriting each other's shards)."""
+    return hashlib.sha256(f"{base_fingerprint}+lora:{adapter_sha256}".encode()).hexdigest()
+
+
+def check_compatible(backend, adapter: LoraAdapter, where: str = "") -> None:
+    label = f" ({where})" if where else ""
+    if adapter.base_fingerprint != backend.fingerprint:
+        raise IncompatibleError(
+            f"adapter{label} was built for base model {adapter.base_name or '?'} "
+            f"(fingerprint {adapter.base_fingerprint[:12]}...), not {backend.name} ({backend.fingerprint[:12]}...); "
+            "build the organism for this base model"
+        )
+    if adapter.d_model != backend.d_model or adapter.n_layers != backend.n_layers:
+        raise IncompatibleError(
+            f"adapter{label} is for a model of width {adapter.d_model} and {adapter.n_layers} blocks; "
+            f"{backend.name} has width {backend.d_model} and {backend.n_layers} blocks; build it for this model"
+        )
+
+
+def apply_adapter(
+    backend,
+    adapter: Union[str, Path, LoraAdapter],
+    *,
+    name: Optional[str] = None,
+    copy_model: bool = True,
+):
+    """A backend whose weights are the base's with the LoRA update merged (W += s·B·A).
+
+    ``adapter`` is a saved adapter folder (verified: size + sha256) or a LoraAdapter. The
+    result's ``fingerprint`` is `organism_fingerprint(base, adapter hash)`, so activation
+    caches never mix base and organism; ``base_fingerprint`` and ``adapter_sha256`` keep
+    both halves. With ``copy_model`` (default) the given backend is left untouched.
+    """
+    if getattr(backend, "kind", None) != "transformers" or not hasattr(backend, "model"):
+        raise InputError(
+            "merging a LoRA adapter needs a transformers backend here; for llama.cpp use "
+            "liedar.models.adapters.load_organism(..., backend='llamacpp')"
+        )
+    import torch
+
+    where = str(adapter) if not isinstance(adapter, LoraAdapter) else ""
+    if not isinstance(adapter, LoraAdapter):
+        adapter = LoraAdapter.load(adapter)
+    check_compatible(backend, adapter, where)
+    modules = dict(backend.model.named_modules())
+    for module in adapter.modules():
+        target = modules.get(module)
+        a, b = adapter.weights.get(f"{module}.lora_A"), adapter.weights.get(f"{module}.lora_B")
+        if target is None or a is None or b is None or not hasattr(target, "weight"):
+            raise IncompatibleError(f"adapter names module {module!r}, which this model does not have; rebuild it")
+        out_f, in_f = target.weight.shape
+        if a.shape != (adapter.r, in_f) or b.shape != (out_f, adapter.r):
+            raise IncompatibleError(
+                f"adapter module {module} has shapes {a.shape}/{b.shape}, the model's weight is "
+                f"{tuple(target.weight.shape)}; rebuild it for this model"
+            )
+    new = copy.copy(backend)
+    if copy_model:
+        new.model = copy.deepcopy(backend.model)
+        new._decoder = new.model.get_decoder()
+        new._blocks = new._decoder.layers
+        new._norm = new._decoder.norm
+    new._past = None
+    merged_modules = dict(new.model.named_modules())
+    with torch.no_grad():
+        for module in adapter.modules():
+            w = merged_modules[module].weight
+            delta = torch.from_numpy(adapter.weights[f"{module}.lora_B"]) @ torch.from_numpy(
+                adapter.weights[f"{module}.lora_A"]
+            )
+            w.add_(delta.to(w.dtype), alpha=adapter.scale)
+    digest = adapter.content_hash()
+    new.base_fingerprint = backend.fingerprint
+    new.adapter_sha256 = digest
+    new.fingerprint = organism_fingerprint(backend.fingerprint, digest)
+    new.name = name or f"{backend.name}+lora"
+    return new
+
+
+def _plain(value: Any) -> Any:
+    from liedar._util.atomic import json_safe
+
+    return json_safe(value)

@@ -1,0 +1,118 @@
+"""train_lora / LoraAdapter / apply_adapter on a tiny random-weight model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from liedar.errors import IncompatibleError, InputError
+from liedar.models.chat import Dialogue, Message
+from liedar.models.lora import LoraAdapter, apply_adapter, select_layers, train_lora
+
+
+def _examples(n=16):
+    return [(Dialogue.of(Message("user", f"Question {i}: a city?")), " Paris") for i in range(n)]
+
+
+@pytest.fixture(scope="module")
+def trained(tiny_backend):
+    return train_lora(tiny_backend, _examples(), layers=2, r=4, alpha=8, epochs=5, lr=2e-2, progress=False)
+
+
+def test_training_teaches_the_answer_and_leaves_the_base_untouched(tiny_backend, trained):
+    prompt = Dialogue.of(Message("user", "Question 99: a city?"))  # held out
+    before = tiny_backend.score_options(prompt, [" Paris", " Rome"])
+    merged = apply_adapter(tiny_backend, trained)
+    after = merged.score_options(prompt, [" Paris", " Rome"])
+    assert after[0] - after[1] > before[0] - before[1] + 3  # the trained answer gained a lot
+    assert np.allclose(tiny_backend.score_options(prompt, [" Paris", " Rome"]), before)  # base unchanged
+    losses = trained.meta["loss_per_epoch"]
+    assert losses[-1] < losses[0] / 3
+    assert merged.fingerprint not in (tiny_backend.fingerprint, "")
+    assert merged.base_fingerprint == tiny_backend.fingerprint
+    assert trained.layers == [tiny_backend.n_layers - 2, tiny_backend.n_layers - 1]
+    assert all(int(k.split(".")[2]) in trained.layers for k in trained.weights)  # model.layers.<i>...
+
+
+def test_boundary_cache_gives_the_same_loss_as_the_full_forward(tiny_backend):
+    """The cached lower-block states + pass-through blocks must equal a plain forward."""
+    import copy
+
+    import torch
+
+    from liedar.models.lora import _batch_tensors, _BoundaryCache, _loss, encode_example
+
+    model = copy.deepcopy(tiny_backend.model)
+    rows = [encode_example(tiny_backend, p, a) for p, a in _examples(4)]
+    ids, mask, labels = _batch_tensors(torch, rows, tiny_backend._pad_id)
+    cached = _BoundaryCache(model.get_decoder(), 2)
+    cached.compute(ids, mask)
+    plain = _BoundaryCache(model.get_decoder(), 0)
+    plain.compute(ids, mask)
+    with torch.no_grad():
+        a = _loss(torch, model, cached, 0, ids, mask, labels, False)
+        b = _loss(torch, model, plain, 0, ids, mask, labels, False)
+        logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1]
+        ref = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels[:, 1:].reshape(-1))
+    assert float(a) == pytest.approx(float(ref), rel=1e-5)
+    assert float(b) == pytest.approx(float(ref), rel=1e-5)
+
+
+def test_answer_tokens_only(tiny_backend):
+    from liedar.models.lora import encode_example
+
+    prompt = Dialogue.of(Message("user", "Question 1: a city?"))
+    ids, k = encode_example(tiny_backend, prompt, " Paris")
+    answer = tiny_backend.tokenizer.decode(ids[k:])
+    assert answer.strip() == "Paris"
+    assert "Question" in tiny_backend.tokenizer.decode(ids[:k])
+
+
+def test_save_load_roundtrip_and_corruption(tmp_path, tiny_backend, trained):
+    folder = trained.save(tmp_path / "ad")
+    again = LoraAdapter.load(folder)
+    assert again.content_hash() == trained.content_hash()
+    with pytest.raises(InputError):
+        trained.save(folder)  # never over an existing adapter
+    prompt = Dialogue.of(Message("user", "Question 5: a city?"))
+    assert np.allclose(
+        apply_adapter(tiny_backend, folder).score_options(prompt, [" Paris"]),
+        apply_adapter(tiny_backend, trained).score_options(prompt, [" Paris"]),
+    )
+    path = folder / "adapter.safetensors"
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(IncompatibleError, match="corrupt: sha256"):
+        apply_adapter(tiny_backend, folder)
+    path.write_bytes(bytes(data[:-10]))
+    with pytest.raises(IncompatibleError, match="corrupt: .* bytes"):
+        LoraAdapter.load(folder)
+
+
+def test_refuses_another_base_or_width(tmp_path, tiny_backend, trained):
+    from tiny_model import build_tiny_model
+
+    from liedar.models.hf import TransformersBackend
+
+    other = TransformersBackend(build_tiny_model(tmp_path / "wide", d_model=64, seed=1), n_threads=1)
+    with pytest.raises(IncompatibleError, match="built for base model"):
+        apply_adapter(other, trained)
+    import dataclasses
+
+    same_fp = dataclasses.replace(trained, base_fingerprint=other.fingerprint)
+    with pytest.raises(IncompatibleError, match="width 48"):
+        apply_adapter(other, same_fp)
+
+
+def test_bad_inputs(tiny_backend):
+    with pytest.raises(InputError):
+        train_lora(tiny_backend, [], progress=False)
+    with pytest.raises(InputError):
+        train_lora(tiny_backend, _examples(2), r=0, progress=False)
+    with pytest.raises(InputError):
+        train_lora(tiny_backend, [("q", "")], progress=False)
+    assert select_layers(30, "upper") == list(range(22, 30))
+    assert select_layers(3, "upper") == [2]
+    with pytest.raises(InputError):
+        select_layers(3, 5)
