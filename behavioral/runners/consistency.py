@@ -155,10 +155,12 @@ def run_consistency(
     progress: bool = False,
     reference: Optional[str] = None,
     min_effect: float = 0.2,
+    items: Optional[Sequence[MCQItem]] = None,
 ) -> ConsistencyRun:
     """Run the paired design under each condition's system prompt, detect on each, and
     compare every other condition with ``reference`` (default: "honest" when present,
-    else the first condition)."""
+    else the first condition). ``items`` (default: a seeded sample of ``n_items`` from the
+    bank) fixes the items, e.g. to keep a model organism's training items out."""
     if not conditions:
         raise InputError("no conditions given: pass at least one {name: system prompt}")
     if reference is None:
@@ -170,7 +172,10 @@ def run_consistency(
         )
     start = time.perf_counter()
     detector = detector or ConsistencyDetector(seed=seed)
-    items = select_items(n_items, seed, topics)
+    items = select_items(n_items, seed, topics) if items is None else list(items)
+    if not items:
+        raise InputError("no items given: pass at least one MCQ item")
+    n_items = len(items)
     _check_design(items, n_shuffles, n_paraphrases)
     runs: dict[str, ConditionRun] = {}
     for name, system in conditions.items():

@@ -21,6 +21,12 @@ whatever the protocol did internally. They talk to the model only through
    over the shifts, so every option sits in every position once and a pure position bias
    adds the same amount to every option (Zheng et al. 2023, "Large Language Models Are Not
    Robust Multiple Choice Selectors"). n passes; shift 0 *is* zero-shot letter.
+5. ``finetune`` (`finetune_elicitation`, a *trained* protocol, not a per-item scorer) — a
+   short LoRA fine-tune on a few correct demonstrations from a disjoint pool, then a prompt
+   protocol (cloze by default) on the tuned copy (Greenblatt et al. 2024). It recovers
+   capability a model hides from every prompt (a password-locked model); it needs a
+   transformers backend and peft, and can also *teach*, so its gain over the best prompt is
+   read against an honest model's gain (the validation matrix measures both).
 
 `measure_ceiling` runs them on a selection and an evaluation split and hands the per-item
 correctness to `behavioral.elicitation.select_ceiling` (why the split: see there).
@@ -347,3 +353,129 @@ def measure_ceiling(
     )
     per_item = {n: {**selection.get(n, {}), **evaluation[n]} for n in names}
     return CeilingRun(ceiling, ctx, [by_id[i] for i in ev_ids], per_item, memo.calls)
+
+
+# ---- fine-tuning elicitation (a trained protocol) -------------------------------------------------
+# Why apart from PROTOCOLS: the protocols above are per-item scorers on a fixed model; this one
+# first *changes the model* (Greenblatt et al. 2024, "Stress-testing capability elicitation with
+# password-locked models": a few correct demonstrations and a short fine-tune recover capability
+# that no prompt reaches), then scores the held-out items with a prompt protocol on the tuned copy.
+# The demonstrations are labelled examples a user would have (a disjoint pool of bank items),
+# never the evaluated items, never a password or trigger.
+
+FINETUNE_PROTOCOL = "finetune"
+FINETUNE_DEFAULTS: dict[str, Any] = {"n_demos": 16, "epochs": 3, "r": 8, "alpha": 16.0, "lr": 1e-3}
+
+
+@dataclass(frozen=True)
+class FinetuneElicitation:
+    """Accuracy after a LoRA fine-tune on ``n_demos`` correct demonstrations, beside the
+    same protocol's accuracy on the untuned model, on the same evaluation items."""
+
+    protocol: str  # the prompt protocol that scores the tuned copy
+    estimate: Any  # Estimate: tuned accuracy (capability)
+    before: Any  # Estimate: untuned accuracy, same protocol and items
+    correct: dict[str, bool]  # item id -> tuned copy answered correctly
+    correct_before: dict[str, bool]
+    n_demos: int
+    demo_ids: tuple[str, ...]
+    settings: dict[str, Any]
+    train_seconds: float
+    training: dict[str, Any] = field(default_factory=dict)  # the adapter's own meta (losses, dtype, ...)
+
+    def description(self) -> str:
+        return (
+            f"fine-tuning elicitation: LoRA (r={self.settings['r']}, upper blocks, {self.settings['epochs']} epochs) "
+            f"on {self.n_demos} correct demonstrations from a disjoint pool, then {self.protocol} on the tuned copy"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "protocol": FINETUNE_PROTOCOL,
+            "scored_with": self.protocol,
+            "description": self.description(),
+            "estimate": self.estimate.to_dict(),
+            "before": self.before.to_dict(),
+            "correct": self.correct,
+            "correct_before": self.correct_before,
+            "n_demos": self.n_demos,
+            "demo_ids": list(self.demo_ids),
+            "settings": self.settings,
+            "train_seconds": self.train_seconds,
+            "training": self.training,
+        }
+
+
+def demonstrations(
+    pool: Sequence[MCQItem], n_demos: int, system: Optional[str], seed: int, *, chat: Optional[bool] = None
+) -> tuple[list[MCQItem], list[tuple[Any, str]]]:
+    """``n_demos`` seeded pool items as (cloze prompt, " correct answer") pairs:
+    the exact prompt `cloze_sum` scores, so what is taught is what is measured."""
+    if n_demos < 1 or len(pool) < n_demos:
+        raise InputError(f"fine-tuning elicitation needs {n_demos} demonstrations but the pool has {len(pool)}")
+    idx = seeded_rng(seed, "finetune-demos").permutation(len(pool))[:n_demos]
+    chosen = [pool[int(i)] for i in sorted(idx)]
+    use_chat = bool(system) if chat is None else chat
+    return chosen, [(cloze_prompt(it, system, use_chat), " " + it.answer) for it in chosen]
+
+
+def finetune_elicitation(
+    backend: Any,
+    items: Sequence[MCQItem],
+    *,
+    shot_pool: Sequence[MCQItem],
+    system: Optional[str] = None,
+    protocol: str = "cloze_norm",
+    n_demos: int = FINETUNE_DEFAULTS["n_demos"],
+    epochs: int = FINETUNE_DEFAULTS["epochs"],
+    r: int = FINETUNE_DEFAULTS["r"],
+    alpha: float = FINETUNE_DEFAULTS["alpha"],
+    lr: float = FINETUNE_DEFAULTS["lr"],
+    seed: int = 0,
+    interval: str = DEFAULT_INTERVAL,
+    progress: bool = False,
+) -> FinetuneElicitation:
+    """Fine-tune a copy of ``backend`` on demonstrations from ``shot_pool`` and score ``items``.
+
+    Needs a transformers backend and the ``organisms`` extra (peft); the backend passed in
+    is never modified (`liedar.models.lora.apply_adapter` merges into a copy).
+    """
+    import time
+
+    from liedar.stats import proportion
+
+    (protocol,) = check_protocols([protocol])
+    items = list(items)
+    if not items:
+        raise InputError("fine-tuning elicitation: no evaluation items given")
+    clash = {it.item_id for it in shot_pool} & {it.item_id for it in items}
+    if clash:
+        raise InputError(
+            f"demonstration pool and evaluated items share {sorted(clash)[0]!r}: the pool must be disjoint"
+        )
+    from liedar.models.lora import apply_adapter, train_lora  # lazy: torch stays out of `behavioral` imports
+
+    demos, examples = demonstrations(shot_pool, n_demos, system, seed)
+    t0 = time.perf_counter()
+    adapter = train_lora(
+        backend, examples, layers="upper", r=r, alpha=alpha, epochs=epochs, lr=lr, seed=seed, progress=progress
+    )
+    train_seconds = time.perf_counter() - t0
+    tuned = apply_adapter(backend, adapter, name=f"{getattr(backend, 'name', 'model')}+finetune-elicitation")
+    ctx = ElicitationContext((), DEFAULT_SHOTS, seed)
+    before = correctness_under(backend, items, protocol, system, ctx, progress=progress, desc="untuned")
+    after = correctness_under(tuned, items, protocol, system, ctx, progress=progress, desc="fine-tuned")
+    del tuned
+    n = len(items)
+    return FinetuneElicitation(
+        protocol,
+        proportion(sum(after.values()), n, "capability", interval),
+        proportion(sum(before.values()), n, "capability", interval),
+        after,
+        before,
+        len(demos),
+        tuple(it.item_id for it in demos),
+        {"epochs": epochs, "r": r, "alpha": alpha, "lr": lr, "seed": seed, "layers": "upper"},
+        train_seconds,
+        dict(adapter.meta),
+    )
