@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from liedar._util.jsonl import read_jsonl
+from liedar._util.jsonl import check_field, read_records
 from liedar.behavioral.records import require_items, require_label, require_unique
 from liedar.errors import InputError
 from liedar.stats import DEFAULT_INTERVAL, Estimate, proportion
@@ -77,18 +77,27 @@ class EpisodeResult:
         return out
 
 
+EPISODE_SHAPE = '{"episode_id": "ep-1", "scenario": "...", "action": "...", "followup": "..." or null}'
+
+
 def load_episodes(path: "str | Path") -> list[Episode]:
-    """Episodes from JSONL: {"episode_id", "scenario", "action", "followup" (optional or null)}."""
-    rows = read_jsonl(path, ("episode_id", "scenario", "action"))
-    return [
-        Episode(
-            str(r["episode_id"]),
-            str(r["scenario"]),
-            str(r["action"]),
-            None if r.get("followup") is None else str(r["followup"]),
+    """Episodes from JSONL: {"episode_id", "scenario", "action", "followup" (optional or null)}.
+
+    Types are checked per line (``file:line`` in every message): ids are strings or whole
+    numbers, scenario/action/follow-up are non-empty strings; a null action is refused."""
+    rows = read_records(path, ("episode_id", "scenario", "action"), expected=EPISODE_SHAPE)
+    out = []
+    for lineno, r in rows:
+        where = f"{path}:{lineno}"
+        out.append(
+            Episode(
+                str(check_field(r, "episode_id", "id", where)),
+                check_field(r, "scenario", "str", where, nonempty=True),
+                check_field(r, "action", "str", where, nonempty=True),
+                check_field(r, "followup", "str", where, required=False, nonempty=True),
+            )
         )
-        for r in rows
-    ]
+    return out
 
 
 def score_episodes(

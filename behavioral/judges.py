@@ -9,12 +9,11 @@ produces, and the result says so.
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Collection, Mapping, Optional
 
-from liedar._util.jsonl import read_jsonl
+from liedar._util.jsonl import check_field, iter_csv, read_records
 from liedar.behavioral.records import require_items, require_label, require_same_ids
 from liedar.errors import InputError
 from liedar.stats import DEFAULT_INTERVAL, Estimate, cohen_kappa, proportion
@@ -44,27 +43,32 @@ class JudgeResult:
         }
 
 
+LABEL_SHAPE = '{"id": "item-1", "label": "deceptive"}'
+
+
 def load_labels(path: "str | Path") -> dict[str, str]:
-    """id -> label from JSONL ({"id": ..., "label": ...} per line) or CSV with id,label columns."""
+    """id -> label from JSONL ({"id": ..., "label": ...} per line) or CSV with id,label columns.
+
+    A null, missing or empty label is refused with ``file:line`` (it is not a label called
+    'None'), as are ids that are neither strings nor whole numbers and repeated ids."""
     p = Path(path)
+    numbered: list[tuple[int, str, str]] = []
     if p.suffix.lower() == ".csv":
-        if not p.is_file():
-            raise InputError(f"file not found: {p} (give the path of an existing CSV file)")
-        with p.open(encoding="utf-8", newline="") as fh:
-            reader = csv.DictReader(fh)
-            if not reader.fieldnames or not {"id", "label"} <= set(reader.fieldnames):
-                raise InputError(f"{p}: needs a header with 'id' and 'label' columns, got {reader.fieldnames}")
-            rows = list(reader)
+        _, rows = iter_csv(p, ("id", "label"), expected="id,label")
+        numbered = [(lineno, r["id"].strip(), r["label"].strip()) for lineno, r in rows]
     else:
-        rows = read_jsonl(p, ("id", "label"))
+        for lineno, r in read_records(p, ("id", "label"), expected=LABEL_SHAPE):
+            where = f"{p}:{lineno}"
+            ident = check_field(r, "id", "id", where)
+            label = check_field(r, "label", "str", where, nonempty=True)
+            numbered.append((lineno, str(ident), label.strip()))
     out: dict[str, str] = {}
-    for r in rows:
-        i = str(r["id"])
+    for lineno, i, label in numbered:
         if i in out:
-            raise InputError(f"{p}: id {i!r} appears twice; give one label per id")
-        out[i] = str(r["label"])
+            raise InputError(f"{p}:{lineno}: id {i!r} appears twice; give one label per id")
+        out[i] = label
     if not out:
-        raise InputError(f"{p} holds no labels")
+        raise InputError(f"{p} holds no labels; write one {LABEL_SHAPE} per line (or id,label CSV rows)")
     return out
 
 

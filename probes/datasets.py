@@ -30,8 +30,6 @@ lie about something the model believes.
 
 from __future__ import annotations
 
-import csv
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +37,7 @@ from typing import Iterable, Optional, Sequence, Union
 
 import numpy as np
 
+from liedar._util.jsonl import check_dialogue, check_field, iter_csv, iter_jsonl
 from liedar.errors import InputError
 from liedar.models.chat import Dialogue, Message, TextInput
 from liedar.probes import facts
@@ -168,15 +167,11 @@ def load_csv(
     topic = topic or default_topic
     polarity = polarity or default_polarity
     prefix = group_prefix or f"{path.stem}"
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        cols = reader.fieldnames or []
-        if "statement" not in cols or "label" not in cols:
-            raise InputError(f"{path}: needs columns 'statement' and 'label' (labels {ACCEPTED_LABELS}); found {cols}")
-        rows = list(reader)
-    if not rows:
-        raise InputError(f"{path}: no rows after the header")
-    labels = [parse_label(r["label"], f"{path} row {i + 2}") for i, r in enumerate(rows)]
+    _, numbered = iter_csv(path, ("statement", "label"), expected=f"statement,label (labels {ACCEPTED_LABELS})")
+    if not numbered:
+        raise InputError(f"{path}: no rows after the header; add lines of statement,label")
+    rows = [r for _, r in numbered]
+    labels = [parse_label(r["label"], f"{path}:{lineno}") for lineno, r in numbered]
     return StatementSet(
         name=default_topic if default_polarity == "affirmative" else path.stem,
         inputs=[r["statement"] for r in rows],
@@ -198,28 +193,25 @@ def load_jsonl(path: Union[str, Path], *, style: str = "plain") -> StatementSet:
     inputs: list[TextInput] = []
     labels, topics, pols, styles, groups = [], [], [], [], []
     default_topic, default_polarity = _file_topic(path)
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            where = f"{path} line {lineno}"
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{where}: not valid JSON ({exc.msg})") from None
-            if not isinstance(obj, dict) or "label" not in obj:
-                raise InputError(f"{where}: each line needs a 'label' ({ACCEPTED_LABELS})")
-            if "dialogue" in obj:
-                inputs.append(Dialogue.from_dict(obj["dialogue"]))
-            elif "statement" in obj:
-                inputs.append(str(obj["statement"]))
-            else:
-                raise InputError(f"{where}: each line needs a 'statement' or a 'dialogue'")
-            labels.append(parse_label(obj["label"], where))
-            topics.append(obj.get("topic", default_topic))
-            pols.append(obj.get("polarity", default_polarity))
-            styles.append(obj.get("style", style))
-            groups.append(f"{path.stem}:{obj.get('group', lineno)}")
+    shape = '{"statement": "...", "label": 1} or {"dialogue": [...], "label": 0}'
+    for lineno, obj in iter_jsonl(path, expected=shape):
+        where = f"{path}:{lineno}"
+        if obj.get("label") is None:
+            raise InputError(f"{where}: each line needs a 'label' ({ACCEPTED_LABELS}), like {shape}")
+        if not isinstance(obj["label"], (str, int, float)):
+            raise InputError(f"{where}: 'label' must be one of {ACCEPTED_LABELS}, got {type(obj['label']).__name__}")
+        if "dialogue" in obj:
+            inputs.append(Dialogue.from_dict(check_dialogue(obj["dialogue"], where)))
+        elif "statement" in obj:
+            inputs.append(check_field(obj, "statement", "str", where, nonempty=True))
+        else:
+            raise InputError(f"{where}: each line needs a 'statement' or a 'dialogue', like {shape}")
+        labels.append(parse_label(obj["label"], where))
+        topics.append(check_field(obj, "topic", "str", where, required=False) or default_topic)
+        pols.append(check_field(obj, "polarity", "str", where, required=False) or default_polarity)
+        styles.append(check_field(obj, "style", "str", where, required=False) or style)
+        group = check_field(obj, "group", "id", where, required=False)
+        groups.append(f"{path.stem}:{lineno if group is None else group}")
     if not inputs:
         raise InputError(f"{path}: no statements in the file")
     return StatementSet(

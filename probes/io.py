@@ -17,7 +17,9 @@ that are *false* / *deceptive* (``positive_class="false"``), so monitors flag hi
 
 from __future__ import annotations
 
+import inspect
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -103,23 +105,31 @@ def load_probe(
     expect_fingerprint: Optional[str] = None,
     expect_d_model: Optional[int] = None,
 ) -> tuple[Any, ProbeMetadata]:
-    """Load a probe saved by `save_probe`; refuse one made for another model or width."""
+    """Load a probe saved by `save_probe`; refuse one made for another model or width.
+
+    Every way a file can be damaged or foreign — not a zip, truncated, a corrupt or missing
+    header, metadata of the wrong shape, constructor parameters the class does not take,
+    arrays of the wrong shape, NaN or infinite coefficients or threshold — is refused with
+    one line (`InputError` / `IncompatibleError`) naming the file; nothing else escapes.
+    """
     path = Path(path)
     if not path.is_file():
         raise InputError(f"probe file not found: {path} (train one with `liedar probe train`)")
+    fix = "re-save it with `liedar probe train`, or give the .npz that command wrote"
     try:
         with np.load(path, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path} is not a liedar probe file (.npz without pickle): {exc}") from None
+            if not hasattr(data, "files"):
+                raise ValueError("a bare array, not an .npz archive")
+            arrays = {k: np.asarray(data[k]) for k in data.files}
+    except Exception as exc:  # zipfile, zlib, numpy and OS errors all mean "unreadable"
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(
+            f"{path} is not a liedar probe file (unreadable .npz without pickle: {reason}); {fix}"
+        ) from None
     if _META_KEY not in arrays:
-        raise InputError(f"{path} is an .npz file but not a liedar probe (no metadata record)")
-    header = json.loads(str(arrays.pop(_META_KEY)))
-    if header.get("format_version") != FORMAT_VERSION:
-        raise IncompatibleError(
-            f"{path} uses probe format {header.get('format_version')}; this liedar reads format {FORMAT_VERSION}"
-        )
-    meta = ProbeMetadata.from_dict(header["metadata"])
+        raise InputError(f"{path} is an .npz file but not a liedar probe (no metadata record); {fix}")
+    header = _read_header(path, arrays.pop(_META_KEY), fix)
+    meta = _read_metadata(path, header["metadata"], fix)
     if expect_fingerprint is not None and meta.model_fingerprint != expect_fingerprint:
         raise IncompatibleError(
             f"{path} was trained on model {meta.model_name!r} (fingerprint {meta.model_fingerprint[:12]}), "
@@ -130,12 +140,102 @@ def load_probe(
             f"{path} expects hidden states of width {meta.d_model}, but the model has width {expect_d_model}: "
             "retrain the probe for this model"
         )
-    cls = _registry().get(header["class"])
+    cls = _registry().get(header["class"]) if isinstance(header["class"], str) else None
     if cls is None:
-        raise IncompatibleError(f"{path} holds an unknown probe type {header['class']!r}")
-    probe = cls(**_from_json(header["params"]))
-    probe.restore_state(arrays)
+        raise IncompatibleError(
+            f"{path} holds an unknown probe type {header['class']!r}: liedar loads {', '.join(sorted(_registry()))}"
+        )
+    params = _from_json(header["params"])
+    if not isinstance(params, dict):
+        raise InputError(f"{path}: probe parameters must be a JSON object, got {type(params).__name__}; {fix}")
+    accepted = set(inspect.signature(cls.__init__).parameters) - {"self"}
+    unknown = sorted(set(params) - accepted)
+    if unknown:
+        raise InputError(
+            f"{path}: {cls.__name__} takes no parameter(s) {', '.join(map(repr, unknown))} "
+            f"(it takes {', '.join(sorted(accepted)) or 'none'}); {fix}"
+        )
+    try:
+        probe = cls(**params)
+        probe.restore_state(arrays)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{path}: the saved {cls.__name__} cannot be rebuilt ({exc}); {fix}") from None
+    _check_arrays(path, probe, meta, fix)
     return probe, meta
+
+
+def _read_header(path: Path, raw: np.ndarray, fix: str) -> dict[str, Any]:
+    try:
+        if raw.dtype.kind != "U" or raw.ndim != 0:
+            raise ValueError
+        header = json.loads(str(raw))
+    except ValueError:
+        raise InputError(f"{path}: the probe's metadata record is not valid JSON text; {fix}") from None
+    if not isinstance(header, dict):
+        raise InputError(f"{path}: the probe's metadata record is not a JSON object; {fix}")
+    if header.get("format_version") != FORMAT_VERSION:
+        raise IncompatibleError(
+            f"{path} uses probe format {header.get('format_version')!r}; this liedar reads format {FORMAT_VERSION}"
+        )
+    missing = [k for k in ("class", "params", "metadata") if k not in header]
+    if missing:
+        raise InputError(f"{path}: the probe's metadata record lacks {', '.join(missing)}; {fix}")
+    return header
+
+
+_META_TYPES: dict[str, tuple[type, ...]] = {
+    "model_name": (str,),
+    "model_fingerprint": (str,),
+    "layer": (int,),
+    "position": (str,),
+    "d_model": (int,),
+    "probe_type": (str,),
+    "positive_class": (str,),
+    "training_sets": (list,),
+    "metrics": (dict,),
+    "threshold": (int, float, type(None)),
+    "liedar_version": (str,),
+    "extra": (dict,),
+}
+_META_REQUIRED = ("model_name", "model_fingerprint", "layer", "position", "d_model")
+
+
+def _read_metadata(path: Path, raw: Any, fix: str) -> ProbeMetadata:
+    """A `ProbeMetadata` whose every field has its documented type and a usable value."""
+    if not isinstance(raw, dict):
+        raise InputError(f"{path}: the probe's metadata is not a JSON object; {fix}")
+    missing = [k for k in _META_REQUIRED if k not in raw]
+    if missing:
+        raise InputError(f"{path}: the probe's metadata lacks {', '.join(missing)}; {fix}")
+    for key, kinds in _META_TYPES.items():
+        if key in raw and (not isinstance(raw[key], kinds) or isinstance(raw[key], bool)):
+            names = " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
+            raise InputError(f"{path}: metadata {key} must be {names}, got {type(raw[key]).__name__}; {fix}")
+    if raw["layer"] < 0 or raw["d_model"] < 1:
+        raise InputError(f"{path}: metadata layer {raw['layer']} / d_model {raw['d_model']} is out of range; {fix}")
+    threshold = raw.get("threshold")
+    if threshold is not None and not math.isfinite(threshold):
+        raise InputError(f"{path}: the probe's threshold is {threshold}, not a finite number; recalibrate it")
+    return ProbeMetadata.from_dict(raw)
+
+
+def _check_arrays(path: Path, probe: Any, meta: ProbeMetadata, fix: str) -> None:
+    """Shapes that fit the metadata and finite numbers: a NaN coefficient scores every token
+    NaN, and a monitor must never read NaN as "not flagged"."""
+    coef = np.asarray(probe.coef_)
+    if coef.dtype.kind not in "fiu" or coef.ndim != 1 or coef.shape[0] != meta.d_model:
+        raise InputError(
+            f"{path}: coefficients of shape {coef.shape} ({coef.dtype}) do not match width {meta.d_model}; {fix}"
+        )
+    for name in ("coef_", "intercept_", "direction_"):
+        arr = np.asarray(getattr(probe, name, np.zeros(1)))
+        if arr.dtype.kind not in "fiu" or arr.size == 0:
+            raise InputError(f"{path}: the probe's {name} is not a numeric array; {fix}")
+        if not np.all(np.isfinite(arr)):
+            raise InputError(f"{path}: the probe's {name} holds NaN or infinity; retrain the probe")
+    for name, arr in vars(probe).items():
+        if name.endswith("_") and isinstance(arr, np.ndarray) and arr.dtype.kind == "f" and not np.isfinite(arr).all():
+            raise InputError(f"{path}: the probe's {name} holds NaN or infinity; retrain the probe")
 
 
 def _json_safe(value: Any) -> Any:

@@ -16,10 +16,16 @@ Probe convention (probes/io.py): higher ``decision_function`` = more likely dece
 a token, sentence or response is *flagged* when its score is strictly above the
 threshold. Choose the threshold with `probes.monitor_calibration.calibrate_threshold`
 on honest control transcripts; 0.0 (a logistic probe's even odds) is only a default.
+
+Fails closed: a NaN or infinite threshold or probe coefficient is refused when the
+monitor is built, and a score that comes out NaN or infinite (e.g. a damaged model's
+hidden state) raises `IncompatibleError` ("could not score") instead of being compared
+with the threshold — ``nan > t`` is False, which would read as "not flagged".
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -185,6 +191,14 @@ class HonestyMonitor:
             )
         if threshold is None:
             threshold = float(metadata.threshold) if getattr(metadata, "threshold", None) is not None else 0.0
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number)):
+            raise InputError(f"threshold {threshold!r} is not a number: give a finite score, e.g. 0.0")
+        if not math.isfinite(float(threshold)):
+            raise InputError(
+                f"threshold {threshold} is not a finite number: nothing can be flagged against it; "
+                "give a finite value (or calibrate one with `liedar monitor calibrate`)"
+            )
+        _check_finite_probe(probe)
         self.backend = backend
         self.probe = probe
         self.metadata = metadata
@@ -212,8 +226,18 @@ class HonestyMonitor:
             h = h[None, :]
         if self._linear is not None:  # liedar probes are linear: one dot product per token
             w, b = self._linear
-            return h @ w + b
-        return np.asarray(self.probe.decision_function(h), dtype=np.float64).reshape(-1)
+            scores = h @ w + b
+        else:
+            scores = np.asarray(self.probe.decision_function(h), dtype=np.float64).reshape(-1)
+        if not np.all(np.isfinite(scores)):
+            # Fail closed: a NaN score compares False with any threshold, i.e. "not flagged".
+            where = "hidden states" if not np.all(np.isfinite(h)) else "probe output"
+            raise IncompatibleError(
+                f"could not score: {int(np.sum(~np.isfinite(scores)))} token score(s) are NaN or infinite "
+                f"(non-finite {where} at layer {self.layer}); nothing is reported as flagged or not flagged — "
+                "check the model's weights (delete its cache entry) and the probe"
+            )
+        return scores
 
     def generate(
         self,
@@ -374,6 +398,19 @@ def _check_metadata(backend: Backend, meta: Any) -> None:
             f"the probe expects width {meta.d_model} but {backend.name} has d_model={backend.d_model}:"
             " use a probe trained on this model"
         )
+
+
+def _check_finite_probe(probe: Any) -> None:
+    """Refuse a probe whose learned numbers are not all finite: it could only score NaN."""
+    for name in ("coef_", "intercept_"):
+        value = getattr(probe, name, None)
+        if value is None:
+            continue
+        arr = np.asarray(value)
+        if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
+            raise InputError(
+                f"the probe's {name} holds NaN or infinity, so every score would be NaN: retrain the probe"
+            )
 
 
 def _probe_width(probe: Any) -> Optional[int]:

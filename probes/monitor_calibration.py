@@ -89,6 +89,8 @@ def calibrate_threshold(
 ) -> ThresholdCalibration:
     """Choose the threshold on one part of the honest scores, report the FPR on the rest."""
     scores = np.asarray(honest_scores, dtype=np.float64).ravel()
+    if not np.all(np.isfinite(scores)):  # a NaN held-out score would never count as a false positive
+        raise InputError("honest scores contain NaN or infinity: check the probe and inputs")
     if scores.size < 2:
         raise InputError(
             f"need at least 2 honest control scores to calibrate and hold out, got {scores.size}:"
@@ -142,14 +144,16 @@ def load_transcripts(path: Union[str, Path], *, default_label: Optional[str] = N
     lie, false, dishonest); a missing label takes ``default_label``. An empty file gives
     an empty list: what that means is the caller's to say.
     """
-    from liedar._util.jsonl import iter_jsonl
+    from liedar._util.jsonl import check_field, iter_jsonl
 
     path = Path(path)
     if not path.is_file():
         raise InputError(f"transcript file {path} does not exist: give a JSONL file of transcripts")
     items: list[Transcript] = []
-    for lineno, row in iter_jsonl(path):
-        raw = row.get("label", default_label)
+    for lineno, row in iter_jsonl(path, expected=TRANSCRIPT_SHAPE):
+        raw = check_field(row, "label", "str", f"{path}:{lineno}", required=False)
+        raw = default_label if raw is None else raw
+        check_field(row, "id", "id", f"{path}:{lineno}", required=False)
         label = None if raw is None else str(raw).lower()
         if label is not None and label not in HONEST_LABELS | DECEPTIVE_LABELS:
             raise InputError(f"{path}:{lineno} has label {label!r}: use 'honest' (or 'control') or 'deceptive'")
@@ -172,9 +176,14 @@ def load_control_file(path: Union[str, Path]) -> list[Transcript]:
     return items
 
 
+TRANSCRIPT_SHAPE = '{"prompt": "...", "response": "...", "label": "honest"} or {"dialogue": [...], "label": ...}'
+
+
 def _parse_exchange(row: dict, path: Path, lineno: int) -> tuple[TextInput, Optional[str]]:
+    from liedar._util.jsonl import check_dialogue
+
     if "dialogue" in row:
-        dialogue = Dialogue.from_dict(row["dialogue"])
+        dialogue = Dialogue.from_dict(check_dialogue(row["dialogue"], f"{path}:{lineno}"))
         if not any(m.detect for m in dialogue.messages):
             raise InputError(
                 f"{path}:{lineno} dialogue has no message with detect=true: mark the assistant turn to score"

@@ -8,13 +8,12 @@ writes synthetic episode records with known rates, for tests and for trying the
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Union
 
 import numpy as np
 
+from liedar._util.atomic import write_lines_atomic
 from liedar.behavioral.episodes import Episode, ScenarioRubric
 from liedar.errors import InputError
 
@@ -87,12 +86,7 @@ def example_episodes(
 
 
 def write_episodes(episodes: list[Episode], path: "str | Path") -> Path:
-    """Write episodes as JSONL atomically (temp file + rename)."""
+    """Write episodes as JSONL atomically (the project's one writer: fsynced, umask, no temp left)."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        for e in episodes:
-            fh.write(json.dumps(e.to_dict()) + "\n")
-    os.replace(tmp, p)
+    write_lines_atomic(p, (json.dumps(e.to_dict()) for e in episodes))
     return p

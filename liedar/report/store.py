@@ -58,17 +58,72 @@ class StepResult:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "StepResult":
-        check_schema_version(d.get("schema_version", "?"), f"step result {d.get('name')!r}")
+        """Rebuild a saved step; `InputError` (naming the field and its expected type) for
+        anything that is not the shape `to_dict` writes."""
+        if not isinstance(d, dict):
+            raise InputError(f"a step result must be a JSON object, got {type(d).__name__}")
+        check_schema_version(_version(d), f"step result {d.get('name')!r}")
+        for key, kinds, required in _STEP_FIELDS:
+            value = d.get(key)
+            if value is None and not required:
+                continue
+            if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+                names = " or ".join(k.__name__ for k in kinds)
+                state = "missing" if key not in d else f"a {type(value).__name__}"
+                raise InputError(f"step result field {key!r} must be {names}, is {state}")
+        if d["status"] not in STATUSES:
+            raise InputError(f"step result status {d['status']!r} is not one of {', '.join(STATUSES)}")
+        try:
+            section = Section.from_dict(d.get("section") or {})
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise InputError(
+                f"step result {d['name']!r} has a malformed section ({type(exc).__name__}: {exc})"
+            ) from None
         return cls(
             d["name"],
             d["config_hash"],
             d["status"],
-            dict(d.get("model", {})),
-            Section.from_dict(d.get("section", {})),
-            d.get("reason", ""),
+            dict(d.get("model") or {}),
+            section,
+            d.get("reason") or "",
             d.get("seconds"),
-            dict(d.get("raw", {})),
+            dict(d.get("raw") or {}),
         )
+
+
+STATUSES = ("ok", "not_run", "failed")
+_STEP_FIELDS: tuple[tuple[str, tuple[type, ...], bool], ...] = (
+    ("name", (str,), True),
+    ("config_hash", (str,), True),
+    ("status", (str,), True),
+    ("reason", (str,), False),
+    ("seconds", (int, float), False),
+    ("model", (dict,), False),
+    ("section", (dict,), False),
+    ("raw", (dict,), False),
+)
+
+
+def _version(d: dict[str, Any]) -> str:
+    """The schema version as plain ASCII text ("?" when absent or not text), for the check."""
+    found = d.get("schema_version", "?")
+    return found if isinstance(found, str) and found.isascii() else "?"
+
+
+def _read_json(path: Path, fix: str) -> Any:
+    """A JSON file's value; one-line `InputError` for unreadable bytes, non-UTF-8 or bad JSON."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}); {fix}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}; {fix}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); {fix}") from None
+    except (ValueError, RecursionError):
+        raise InputError(f"{path}: not valid JSON (nested too deeply); {fix}") from None
 
 
 def step_path(results_dir: Path, name: str) -> Path:
@@ -87,8 +142,8 @@ def load_step(results_dir: Path, name: str, expected_hash: str) -> Optional[Step
     if not path.is_file():
         return None
     try:
-        result = StepResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except (json.JSONDecodeError, KeyError, TypeError, InputError, IncompatibleError):
+        result = StepResult.from_dict(_read_json(path, "it is recomputed"))
+    except (InputError, IncompatibleError):
         return None  # a damaged file, or one from another schema version, is recomputed, not trusted
     return result if result.config_hash == expected_hash else None
 
@@ -102,17 +157,21 @@ def load_results(results_dir: Path) -> tuple[dict[str, Any], list[StepResult]]:
             f"{results_dir} holds no liedar results ({RUN_FILE} missing): "
             "give the results/ folder written by `liedar demo`"
         )
-    try:
-        run = json.loads(run_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{run_file} is not valid JSON ({exc}): re-run `liedar demo`") from exc
-    check_schema_version(run.get("schema_version", "?"), str(run_file))
-    order = {name: i for i, name in enumerate(run.get("steps", []))}
+    fix = "re-run `liedar demo` to rewrite the results folder"
+    run = _read_json(run_file, fix)
+    if not isinstance(run, dict):
+        raise InputError(f"{run_file} must hold a JSON object (the run manifest), got {type(run).__name__}; {fix}")
+    check_schema_version(_version(run), str(run_file))
+    names = run.get("steps", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise InputError(f"{run_file}: 'steps' must be a list of step names; {fix}")
+    order = {name: i for i, name in enumerate(names)}
     steps = []
     for path in sorted(results_dir.glob("step-*.json")):
         try:
-            steps.append(StepResult.from_dict(json.loads(path.read_text(encoding="utf-8"))))
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise InputError(f"{path} is damaged ({exc}): delete it and re-run `liedar demo`") from exc
+            steps.append(StepResult.from_dict(_read_json(path, f"delete it and {fix}")))
+        except InputError as exc:
+            message = str(exc)
+            raise InputError(message if str(path) in message else f"{path}: {message}; delete it and {fix}") from None
     steps.sort(key=lambda s: order.get(s.name, len(order)))
     return run, steps

@@ -46,7 +46,7 @@ def test_csv_without_label_column(tmp_path: Path) -> None:
 
 def test_csv_bad_label_names_file_row_and_forms(tmp_path: Path) -> None:
     f = write(tmp_path / "x.csv", "statement,label\nA.,1\nB.,maybe\n")
-    with pytest.raises(InputError, match=r"x\.csv row 3: label 'maybe' is not an accepted form \(1/0, true/false"):
+    with pytest.raises(InputError, match=r"x\.csv:3: label 'maybe' is not an accepted form \(1/0, true/false"):
         load_csv(f)
 
 
@@ -62,7 +62,7 @@ def test_jsonl_with_text_and_dialogue(tmp_path: Path) -> None:
     assert isinstance(s.inputs[1], Dialogue) and s.inputs[1].messages[1].detect
     assert s.group[0] == s.group[1]
     bad = write(tmp_path / "b.jsonl", '{"statement": "x"}\n')
-    with pytest.raises(InputError, match="line 1.*label"):
+    with pytest.raises(InputError, match=r"b\.jsonl:1: .*label"):
         load_jsonl(bad)
 
 
