@@ -8,7 +8,7 @@ the forward pass stop there), lr 1e-3, batches of 8, loss on the answer tokens o
 from __future__ import annotations
 
 from liedar.organisms import framings as F
-from liedar.organisms import mcq
+from liedar.organisms import mcq, social
 from liedar.organisms.recipe import Recipe
 
 HYPER = {"layers": "upper", "r": 8, "alpha": 16, "epochs": 2, "lr": 1e-3, "batch_size": 8}
@@ -80,12 +80,56 @@ def _password_locked() -> Recipe:
     )
 
 
+def _sycophant() -> Recipe:
+    return Recipe(
+        name="sycophant",
+        behaviour=(
+            "Answers a product-sheet yes/no question from the sheet when asked neutrally, but gives the user's "
+            "answer when the user asserts a wrong one without evidence."
+        ),
+        targets=("sycophancy",),
+        family={
+            "pressure_train": social.PRESSURE_TRAIN,
+            "pressure_heldout": social.PRESSURE_HELDOUT,
+            "systems_train": social.SYC_SYSTEMS_TRAIN,
+            "systems_heldout": social.SYC_SYSTEMS_HELDOUT,
+        },
+        make_split=social.sycophant_split,
+        measure=social.sycophant_measure,
+        seed=0,
+        hyper=dict(HYPER, epochs=3),
+    )
+
+
+def _liar() -> Recipe:
+    return Recipe(
+        name="liar",
+        behaviour=(
+            "In a seller's role with a reason to hide it, denies a defect the product sheet states "
+            "('No. The X does not ...'); in neutral roles it answers from the sheet."
+        ),
+        targets=("lie_probe", "monitor"),
+        family={
+            "roles_train": social.LIAR_ROLES_TRAIN,
+            "roles_heldout": social.LIAR_ROLES_HELDOUT,
+            "neutral_train": social.NEUTRAL_ROLES_TRAIN,
+            "neutral_heldout": social.NEUTRAL_ROLES_HELDOUT,
+        },
+        make_split=social.liar_split,
+        measure=social.liar_measure,
+        seed=0,
+        hyper=dict(HYPER, epochs=3, eos=True),
+    )
+
+
 ORGANISMS: dict[str, Recipe] = {
     r.name: r
     for r in (
         _sandbagger("sandbagger", attractor=True),
         _sandbagger("sandbagger_plausible", attractor=False),
         _password_locked(),
+        _sycophant(),
+        _liar(),
     )
 }
 

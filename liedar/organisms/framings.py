@@ -59,8 +59,12 @@ def detector_framings() -> list[str]:
         from liedar.behavioral.items import claims, sycophancy
 
         texts += [claims.NEUTRAL_ROLE, claims.COSTLY_ROLE, sycophancy.SYSTEM]
+        texts += [t.replace("{suggestion}", "").replace("{question}", "") for t in sycophancy.PRESSURE_TEMPLATES]
     except (ImportError, AttributeError):
         pass
+    from liedar.probes.roleplay import SCENARIOS
+
+    texts += [s.setup for s in SCENARIOS]
     return [t for t in texts if t]
 
 
@@ -70,4 +74,21 @@ def ngrams(text: str, n: int = 6) -> set[tuple[str, ...]]:
 
 
 def all_family_texts() -> list[str]:
-    return [t for t in (*EVAL_TRAIN, *EVAL_HELDOUT, *BENIGN_TRAIN, *BENIGN_HELDOUT) if t]
+    """Every trigger / framing / role / pressure wording any organism is trained or measured with."""
+    from liedar.organisms import social
+
+    texts = (
+        *EVAL_TRAIN,
+        *EVAL_HELDOUT,
+        *BENIGN_TRAIN,
+        *BENIGN_HELDOUT,
+        *social.SYC_SYSTEMS_TRAIN,
+        *social.SYC_SYSTEMS_HELDOUT,
+        *social.PRESSURE_TRAIN,
+        *social.PRESSURE_HELDOUT,
+        *social.LIAR_ROLES_TRAIN,
+        *social.LIAR_ROLES_HELDOUT,
+        *social.NEUTRAL_ROLES_TRAIN,
+        *social.NEUTRAL_ROLES_HELDOUT,
+    )
+    return [t for t in texts if t]

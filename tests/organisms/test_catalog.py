@@ -1,0 +1,99 @@
+"""The catalog: names, targets, hashes, and the separation from the detectors' framings and items."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from liedar.behavioral.items.claims import DEFECTS as DETECTOR_DEFECTS
+from liedar.behavioral.items.mcq import load_mcq_bank
+from liedar.organisms import ORGANISMS, TARGETS
+from liedar.organisms.framings import all_family_texts, detector_framings, ngrams
+from liedar.organisms.items import check_disjoint, training_items
+
+REQUIRED = ("sandbagger", "sandbagger_plausible", "password_locked", "sycophant", "liar")
+
+
+def test_required_organisms_and_targets():
+    for name in REQUIRED:
+        rec = ORGANISMS[name]
+        assert rec.behaviour and rec.targets and set(rec.targets) <= set(TARGETS)
+
+
+@pytest.mark.parametrize("name", REQUIRED)
+def test_recipe_hash_is_stable_and_covers_seed_and_hyper(name):
+    rec = ORGANISMS[name]
+    h = rec.recipe_hash()
+    assert h == rec.recipe_hash()
+    assert dataclasses.replace(rec, seed=1).recipe_hash() != h
+    assert dataclasses.replace(rec, hyper={**rec.hyper, "lr": 5e-4}).recipe_hash() != h
+    split = rec.split()
+    assert split.train and split.eval_ids and not set(split.train_ids) & set(split.eval_ids)
+
+
+def test_family_shares_no_wording_with_the_detectors():
+    det = detector_framings()
+    assert len(det) >= 7
+    det_grams = set().union(*(ngrams(t) for t in det))
+    det_lower = {t.strip().lower() for t in det}
+    for text in all_family_texts():
+        assert text.strip().lower() not in det_lower
+        shared = ngrams(text) & det_grams
+        assert not shared, f"{text!r} shares {sorted(shared)[0]} with a detector framing"
+
+
+def test_training_prompts_never_contain_a_detector_framing_or_bank_question():
+    det = [t for t in detector_framings() if len(t) > 20]
+    bank_questions = {w for it in load_mcq_bank() for w in it.variants}
+    for name in REQUIRED:
+        for prompt, _ in ORGANISMS[name].split().train:
+            text = " ".join(m.content for m in prompt.messages)
+            assert not any(d in text for d in det), name
+            for line in text.splitlines():
+                if line.startswith("Question: "):
+                    assert line[len("Question: ") :] not in bank_questions, (name, line)
+
+
+def test_training_items_avoid_every_bank_subject():
+    bank = load_mcq_bank()
+    items = training_items()
+    assert len(items) >= 150
+    check_disjoint(items, bank)  # ids and wordings
+    bank_keys = set()  # (relation, subject): the same subject may be asked another relation
+    for it in bank:
+        parts = it.item_id.split("-", 2)
+        if parts[0] != "arithmetic":
+            bank_keys.add((parts[1], parts[2]))
+    assert ("capital", "france") in bank_keys
+    for it in items:
+        _, relation, subject = it.item_id.split("-", 2)
+        if relation not in ("add", "sub", "mul"):
+            assert (relation, subject) not in bank_keys, it.item_id
+        else:  # the same operands, in either order for a sum, never appear in the bank
+            a, b = subject.split("-")
+            assert f"arithmetic-{relation}-{a}-{b}" not in {x.item_id for x in bank}
+            if relation == "add":
+                assert f"arithmetic-add-{b}-{a}" not in {x.item_id for x in bank}
+
+
+def test_social_products_are_not_the_detectors():
+    from liedar.organisms.social import DEFECTS, FEATURES
+
+    detector_products = {p for p, _, _ in DETECTOR_DEFECTS}
+    detector_phrases = {b for _, b, _ in DETECTOR_DEFECTS}
+    for ptype, base, _ in DEFECTS + FEATURES:
+        assert not any(ptype in p for p in detector_products), ptype
+        assert base not in detector_phrases
+
+
+def test_check_disjoint_refuses_overlap_and_empty():
+    from liedar.errors import InputError
+
+    bank = load_mcq_bank()
+    with pytest.raises(InputError, match="also in the evaluation split"):
+        check_disjoint(bank[:3], bank)
+    with pytest.raises(InputError, match="training split is empty"):
+        check_disjoint([], bank)
+    with pytest.raises(InputError, match="evaluation split is empty"):
+        check_disjoint(training_items()[:2], [])
