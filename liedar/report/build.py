@@ -1,17 +1,28 @@
-"""Assemble a `Report` from saved step results and derive its readings.
+"""Assemble a `Report` from saved step results (one run or several) and derive its readings.
 
 Why separate from the renderers: the same assembled report feeds Markdown, HTML and
 JSON, and `liedar report --from` needs exactly this path without a model.
+
+Several runs (`liedar report --from RUN_A --from RUN_B`): each run's models become columns
+of one page, in the order given. A column is named by its model; when two runs hold the
+same model the run's folder name is added (``model["run"]``), so the columns stay
+distinct. The config of a multi-run report is ``{"runs": [{"run", "created_utc",
+"liedar_version", "config"}, ...]}``: the page header compares them and says where their
+sizes or protocols differ instead of comparing the numbers silently.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence, Union
 
+from liedar.errors import InputError
 from liedar.readings import derive_readings
 from liedar.report.store import StepResult, load_results
+from liedar.report.transcripts import attach_transcripts
 from liedar.results import ModelReport, Report, Section
+
+PathLike = Union[str, Path]
 
 
 def assemble(run: dict[str, Any], steps: list[StepResult]) -> Report:
@@ -27,7 +38,7 @@ def assemble(run: dict[str, Any], steps: list[StepResult]) -> Report:
     for model, model_steps in by_model.values():
         section = Section()
         for step in model_steps:
-            section.merge(step.section)
+            section.merge(attach_transcripts(step.section, step.raw))
         mr = ModelReport(model, [s.record(s.name in cached) for s in model_steps], section)
         mr.readings = derive_readings(mr)
         models.append(mr)
@@ -39,6 +50,35 @@ def assemble(run: dict[str, Any], steps: list[StepResult]) -> Report:
     )
 
 
-def build_report(results_dir: Path) -> Report:
-    run, steps = load_results(results_dir)
-    return assemble(run, steps)
+def run_label(results_dir: Path) -> str:
+    """A short name for a run: its output folder (``liedar-report`` for ``liedar-report/results``)."""
+    p = Path(results_dir).resolve()
+    return p.parent.name if p.name == "results" else p.name
+
+
+def build_report(results: Union[PathLike, Sequence[PathLike]]) -> Report:
+    """One results directory, or several (one page with their models side by side)."""
+    dirs = [Path(results)] if isinstance(results, (str, Path)) else [Path(r) for r in results]
+    if not dirs:
+        raise InputError("no results directory given: pass --from DIR (once per run)")
+    if len(dirs) == 1:
+        return assemble(*load_results(dirs[0]))
+    reports = [(run_label(d), assemble(*load_results(d))) for d in dirs]
+    labels = [label for label, _ in reports]
+    if len(set(labels)) < len(labels):  # two runs in folders of the same name: number them
+        labels = [f"{label} #{i + 1}" for i, label in enumerate(labels)]
+    names = [mr.model.get("name", "?") for _, r in reports for mr in r.models]
+    models: list[ModelReport] = []
+    for label, (_, r) in zip(labels, reports):
+        for mr in r.models:
+            mr.model = {**mr.model, "run": label}
+            if names.count(mr.model.get("name", "?")) > 1:
+                mr.model["name"] = f"{mr.model.get('name', '?')} ({label})"
+            models.append(mr)
+    runs = [
+        {"run": label, "created_utc": r.created_utc, "liedar_version": r.liedar_version, "config": r.config}
+        for label, (_, r) in zip(labels, reports)
+    ]
+    created = max((r.created_utc for _, r in reports), default="")
+    version = ", ".join(sorted({r.liedar_version for _, r in reports if r.liedar_version}))
+    return Report(models, config={"runs": runs}, created_utc=created, liedar_version=version)

@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (backend must be chosen first)
 import numpy as np  # noqa: E402
 
-from liedar.results import LayerSweep, ModelReport, PositionHistogram, TransferMatrix  # noqa: E402
+from liedar.results import LayerSweep, ModelReport, PositionHistogram, TransferMatrix, ValidationMatrix  # noqa: E402
 from liedar.stats import Estimate  # noqa: E402
 
 DPI = 110
@@ -102,13 +102,15 @@ def position_histogram(pos: Optional[PositionHistogram]) -> Optional[bytes]:
     return _png(fig)
 
 
-def ceilings_vs_rates(report: ModelReport) -> Optional[bytes]:
-    """Each deception proportion drawn directly under the ceiling it must be read against.
+Row = tuple[str, Optional[float], Optional[float], Optional[float], str, Optional[float]]
+
+
+def _rate_rows(report: ModelReport) -> list[tuple[str, Row]]:
+    """(row key, row) for each ceiling and each deception proportion read against it.
 
     A row without an estimate keeps its place with the label "(not computable)" and no
     point, so the figure shows the same rows as the tables."""
-    Row = tuple[str, Optional[float], Optional[float], Optional[float], str, Optional[float]]
-    rows: list[Row] = []
+    rows: list[tuple[str, Row]] = []
     by_ceiling: dict[Optional[str], list] = {}
     for m in report.section.measures:
         if m.scale == "proportion" and m.kind != "quality":
@@ -120,43 +122,133 @@ def ceilings_vs_rates(report: ModelReport) -> Optional[bytes]:
         return (label, e.value, e.lo, e.hi, colour, chance)
 
     for c in report.section.ceilings:
-        rows.append(row(f"ceiling: {c.label}", c.estimate, "tab:green", c.chance))
+        rows.append((c.label, row(f"ceiling: {c.label}", c.estimate, "tab:green", c.chance)))
         for m in by_ceiling.pop(c.id, []):
             deceptive = m.higher_is_deceptive is True
             rows.append(
-                row(
-                    f"   {m.label}" + ("" if deceptive else " (not a deception rate)"),
-                    m.estimate,
-                    "tab:red" if deceptive else "tab:gray",
+                (
+                    m.label,
+                    row(
+                        f"   {m.label}" + ("" if deceptive else " (not a deception rate)"),
+                        m.estimate,
+                        "tab:red" if deceptive else "tab:gray",
+                    ),
                 )
             )
     for m in by_ceiling.pop(None, []):
         deceptive = m.higher_is_deceptive is True
         label = f"{m.label} ({'no ceiling' if deceptive else 'not a deception rate'})"
-        rows.append(row(label, m.estimate, "tab:orange" if deceptive else "tab:gray"))
+        rows.append((m.label, row(label, m.estimate, "tab:orange" if deceptive else "tab:gray")))
+    return rows
+
+
+def _draw_rows(ax: "plt.Axes", rows: list[Optional[Row]], y: "np.ndarray") -> None:
+    for yi, r in zip(y, rows):
+        if r is None:
+            ax.text(0.5, yi, "not in this run", ha="center", va="center", fontsize=7, color="#555")
+            continue
+        _label, v, lo, hi, colour, chance = r
+        if v is not None and lo is not None and hi is not None:
+            ax.errorbar(v, yi, xerr=[[v - lo], [hi - v]], fmt="o", color=colour, capsize=3, ms=4)
+        elif v is None:
+            ax.text(0.5, yi, "not computable", ha="center", va="center", fontsize=7, color="#555")
+        if chance is not None:
+            ax.plot([chance], [yi], marker="|", color="black", ms=12)
+    ax.set_xlim(-0.02, 1.02)
+    ax.grid(axis="x", alpha=0.3)
+
+
+def ceilings_vs_rates(report: ModelReport) -> Optional[bytes]:
+    """Each deception proportion drawn directly under the ceiling it must be read against."""
+    rows = [r for _, r in _rate_rows(report)]
     if not rows:
         return None
     fig, ax = plt.subplots(figsize=(7.0, 0.34 * len(rows) + 1.2))
     y = np.arange(len(rows))[::-1]
-    for yi, (_label, v, lo, hi, colour, chance) in zip(y, rows):
-        if v is not None and lo is not None and hi is not None:
-            ax.errorbar(v, yi, xerr=[[v - lo], [hi - v]], fmt="o", color=colour, capsize=3, ms=4)
-        if chance is not None:
-            ax.plot([chance], [yi], marker="|", color="black", ms=12)
+    _draw_rows(ax, list(rows), y)
     ax.set_yticks(y, [r[0] for r in rows], fontsize=8)
-    ax.set_xlim(-0.02, 1.02)
     ax.set_xlabel("rate (95% interval); black tick = chance accuracy")
     ax.set_title("Ceilings (green), rates read against them (red), no ceiling (orange), other (grey)", fontsize=10)
-    ax.grid(axis="x", alpha=0.3)
+    return _png(fig)
+
+
+def ceilings_vs_rates_models(reports: list[ModelReport], names: list[str]) -> Optional[bytes]:
+    """The same rows for every model, one column (panel) per model sharing the row labels,
+    so a ceiling and its rates can be compared across models at a glance."""
+    per_model = [dict(_rate_rows(mr)) for mr in reports]
+    keys: list[str] = []
+    labels: dict[str, str] = {}
+    for mr in reports:
+        for k, r in _rate_rows(mr):
+            if k not in labels:
+                keys.append(k)
+                labels[k] = r[0].replace(" (not computable)", "")
+    if not keys:
+        return None
+    k = len(reports)
+    fig, axes = plt.subplots(1, k, figsize=(3.2 + 2.6 * k, 0.34 * len(keys) + 1.4), sharey=True, squeeze=False)
+    y = np.arange(len(keys))[::-1]
+    for j, (ax, rows, name) in enumerate(zip(axes[0], per_model, names)):
+        _draw_rows(ax, [rows.get(key) for key in keys], y)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("rate (95% CI)", fontsize=8)
+        if j == 0:
+            ax.set_yticks(y, [labels[key] for key in keys], fontsize=8)
+    fig.suptitle("Ceilings (green), rates read against them (red), no ceiling (orange); | = chance", fontsize=10)
+    return _png(fig)
+
+
+def validation_heatmap(vm: Optional[ValidationMatrix]) -> Optional[bytes]:
+    """Detector × model, coloured by the verdict against ground truth, effect [95% CI] written in each cell."""
+    if vm is None or not vm.cells:
+        return None
+    detectors = list(dict.fromkeys([d.detector for d in vm.detectors] + [c.detector for c in vm.cells]))
+    labels = {d.detector: d.label for d in vm.detectors}
+    # 0 = correct, 1 = wrong (false flag or miss), 0.5 = no verdict / no ground truth, nan = not run
+    grid = np.full((len(detectors), len(vm.models)), np.nan)
+    text = [["not run"] * len(vm.models) for _ in detectors]
+    for i, d in enumerate(detectors):
+        for j, m in enumerate(vm.models):
+            c = vm.cell(d, m)
+            if c is None:
+                continue
+            word = {True: "FLAG", False: "clear", None: "no verdict"}[c.flag]
+            if c.truth is not None and c.flag is not None:
+                grid[i, j] = 0.0 if c.flag == c.truth else 1.0
+            else:
+                grid[i, j] = 0.5
+            e = c.effect
+            num = "not computable" if e is None else f"{e.value:.2f} [{e.lo:.2f}, {e.hi:.2f}]\nn={e.n}"
+            truth = {True: "has it", False: "lacks it", None: "truth ?"}[c.truth]
+            text[i][j] = f"{word} ({truth})\n{num}"
+    from matplotlib.colors import ListedColormap
+
+    cmap = ListedColormap(["#b7e1c1", "#ffe3a3", "#f4a6a6"])
+    cmap.set_bad("#e6e6e6")
+    fig, ax = plt.subplots(figsize=(1.5 * len(vm.models) + 1.8, 0.75 * len(detectors) + 1.0))
+    ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
+    ax.set_xticks(range(len(vm.models)), vm.models, rotation=20, ha="right", fontsize=8)
+    ax.set_yticks(range(len(detectors)), [labels.get(d, d) for d in detectors], fontsize=8)
+    for i in range(len(detectors)):
+        for j in range(len(vm.models)):
+            ax.text(j, i, text[i][j], ha="center", va="center", fontsize=8, color="black")
+    ax.set_title("Verdict vs ground truth\n(green correct, red wrong, amber no verdict)", fontsize=9)
     return _png(fig)
 
 
 def all_figures(report: ModelReport) -> dict[str, bytes]:
-    """name -> PNG bytes for every figure this model's data supports."""
+    """name -> PNG bytes for every per-model figure this model's data supports (the
+    ceilings-vs-rates figure spans models: `report_figures`)."""
     figs = {
-        "ceilings_vs_rates": ceilings_vs_rates(report),
         "transfer_matrix": transfer_heatmap(report.section.transfer),
         "layer_sweep": layer_sweep_curve(report.section.layer_sweep),
         "position_choice": position_histogram(report.section.positions),
+        "validation_matrix": validation_heatmap(report.section.validation),
     }
     return {k: v for k, v in figs.items() if v is not None}
+
+
+def report_figures(models: list[ModelReport], names: list[str]) -> dict[str, bytes]:
+    """name -> PNG bytes for the figures that put models side by side."""
+    png = ceilings_vs_rates(models[0]) if len(models) == 1 else ceilings_vs_rates_models(models, names)
+    return {} if png is None else {"ceilings_vs_rates": png}

@@ -1,33 +1,74 @@
-"""Render the report's blocks as Markdown (figures linked from figures/)."""
+"""Render the report's blocks as Markdown (figures linked from figures/).
+
+Markdown has no colour and no collapsing, so every tag is written out as
+``⚠ label — sentence`` in its cell and a transcript's tokens carry their scores inline
+(``token⟨score⟩``): the Markdown keeps every number and sentence the HTML shows.
+"""
 
 from __future__ import annotations
 
-from liedar.report.document import Block, Bullets, Figure, Heading, Para, Table
+from liedar.report.document import Block, Bullets, Cell, CellLike, Details, Figure, Heading, Para, Row, Table, Tokens
 
-_MARK = {"caution": "⚠ ", "info": "ℹ ", "muted": "", "": ""}
+_MARK = {"caution": "⚠ ", "info": "ℹ ", "muted": "", "lead": "", "": ""}
+_WORD_MARK = {"flagged": "🔴 ", "clear": "🟢 ", "cannot": "🟠 ", "absent": "⚪ "}
 
 
-def _cell(text: str) -> str:
+def _esc(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _cell(c: CellLike) -> str:
+    if not isinstance(c, Cell):
+        return _esc(c)
+    parts = []
+    if c.text:
+        word = f"**{c.text}**" if c.style in _WORD_MARK else c.text
+        parts.append(_WORD_MARK.get(c.style, "") + word)
+    parts += c.lines
+    parts += [f"{_MARK.get(t.style, '⚠ ')}{t.label} — {t.text}" for t in c.tags]
+    return "<br>".join(_esc(p) for p in parts)
+
+
+def _tokens(b: Tokens) -> str:
+    t = b.transcript
+    flagged = {i for s in t.sentences if s.flagged for i in range(s.first_token, s.last_token + 1)}
+    toks = []
+    for i, (text, score) in enumerate(t.tokens):
+        mark = "**" if i in flagged else ""
+        toks.append(f"{mark}{text}⟨{score:.3f}⟩{mark}")
+    sentences = "; ".join(
+        f"tokens {s.first_token}–{s.last_token}: {s.score:.3f}{' flagged' if s.flagged else ''}" for s in t.sentences
+    )
+    return (
+        f"*{b.title}* (threshold {t.threshold:.3f}, colour scale ±{b.scale:.2f}; flagged sentences in bold)\n\n"
+        f"> {''.join(toks).replace(chr(10), ' ')}\n\n" + (f"Sentence scores: {sentences}\n" if sentences else "")
+    )
+
+
+def _block(b: Block, figure_paths: dict[str, str]) -> str:
+    if isinstance(b, Heading):
+        return f"{'#' * b.level} {b.text}\n"
+    if isinstance(b, Para):
+        return (f"*{b.text}*" if b.style == "muted" else _MARK[b.style] + b.text) + "\n"
+    if isinstance(b, Bullets):
+        return "\n".join(f"- {_MARK.get(style, '')}{text}" for style, text in b.items) + "\n"
+    if isinstance(b, Table):
+        lines = ["| " + " | ".join(_esc(h) for h in b.header) + " |", "|" + "---|" * len(b.header)]
+        lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in b.rows]
+        if b.caption:
+            lines.append(f"\n*{b.caption}*")
+        return "\n".join(lines) + "\n"
+    if isinstance(b, Figure):
+        return f"![{b.caption}]({figure_paths[b.key]})\n\n*{b.caption}*\n"
+    if isinstance(b, Row):
+        return "\n".join(_block(x, figure_paths) for x in b.blocks)
+    if isinstance(b, Details):
+        return f"**{b.summary}**\n\n" + "\n".join(_block(x, figure_paths) for x in b.blocks)
+    if isinstance(b, Tokens):
+        return _tokens(b)
+    raise TypeError(f"unknown block {type(b).__name__}")
 
 
 def render_markdown(blocks: list[Block], figure_paths: dict[str, str]) -> str:
     """``figure_paths`` maps a figure key (see `figure_filename`) to its relative path."""
-    out: list[str] = []
-    for b in blocks:
-        if isinstance(b, Heading):
-            out.append(f"{'#' * b.level} {b.text}\n")
-        elif isinstance(b, Para):
-            text = f"*{b.text}*" if b.style == "muted" else _MARK[b.style] + b.text
-            out.append(text + "\n")
-        elif isinstance(b, Bullets):
-            out.append("\n".join(f"- {_MARK[style]}{text}" for style, text in b.items) + "\n")
-        elif isinstance(b, Table):
-            lines = ["| " + " | ".join(_cell(h) for h in b.header) + " |", "|" + "---|" * len(b.header)]
-            lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in b.rows]
-            if b.caption:
-                lines.append(f"\n*{b.caption}*")
-            out.append("\n".join(lines) + "\n")
-        elif isinstance(b, Figure):
-            out.append(f"![{b.caption}]({figure_paths[b.key]})\n\n*{b.caption}*\n")
-    return "\n".join(out)
+    return "\n".join(_block(b, figure_paths) for b in blocks)

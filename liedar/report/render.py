@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 from liedar._util.atomic import write_bytes_atomic, write_json_atomic
-from liedar.report.document import figure_filename, report_blocks
-from liedar.report.figures import all_figures
+from liedar.report.document import figure_filename, model_label, report_blocks, report_figure_filename
+from liedar.report.figures import all_figures, report_figures
 from liedar.report.page_html import render_html
 from liedar.report.page_markdown import render_markdown
 from liedar.report.schema import validate_report
@@ -25,9 +25,12 @@ def write_report(report: Report, out_dir: Path) -> dict[str, Path]:
     out_dir = Path(out_dir)
     data = report.to_dict()
     validate_report(data)
-    per_model = {mr.model.get("name", "?"): all_figures(mr) for mr in report.models}
+    names = [model_label(mr) for mr in report.models]
+    per_model = {name: all_figures(mr) for name, mr in zip(names, report.models)}
+    shared = report_figures(report.models, names) if report.models else {}
     keyed = {figure_filename(model, k): png for model, figs in per_model.items() for k, png in figs.items()}
-    blocks = report_blocks(report, per_model)
+    keyed.update({report_figure_filename(k): png for k, png in shared.items()})
+    blocks = report_blocks(report, per_model, shared)
 
     for key, png in keyed.items():
         write_bytes_atomic(out_dir / FIGURES_DIR / key, png)

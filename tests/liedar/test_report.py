@@ -33,9 +33,11 @@ def test_saved_fixture_renders_all_outputs(rendered: tuple[Report, dict[str, Pat
     md = paths["markdown"].read_text(encoding="utf-8")
     data = json.loads(paths["json"].read_text(encoding="utf-8"))
     assert data["schema_version"] == SCHEMA_VERSION and data["models"][0]["model"]["name"] == MODEL["name"]
-    for name in ("ceilings_vs_rates", "transfer_matrix", "layer_sweep", "position_choice"):
-        assert (tmp_path / "figures" / f"{MODEL['name']}-{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        assert f"figures/{MODEL['name']}-{name}.png" in md
+    names = [f"{MODEL['name']}-{k}.png" for k in ("transfer_matrix", "layer_sweep", "position_choice")]
+    names.append("all-models-ceilings_vs_rates.png")
+    for name in names:
+        assert (tmp_path / "figures" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"figures/{name}" in md
     assert html.count("data:image/png;base64,") == 4
     assert "weight_noise" in md and "not run" in md  # a skipped step stays visible
 
@@ -152,3 +154,5 @@ def test_two_models_get_separate_sections(tmp_path: Path) -> None:
 
     md = render_markdown(report_blocks(report, {}), {})
     assert "## Model: other-model" in md and f"## Model: {MODEL['name']}" in md
+    verdict_header = next(line for line in md.splitlines() if line.startswith("| category |"))
+    assert verdict_header == f"| category | {MODEL['name']} | other-model |"  # one verdict column per model

@@ -5,6 +5,7 @@ older report schema, which are refused with one line naming the versions and the
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -47,7 +48,10 @@ def _md_row(md: str, label: str) -> list[str]:
 
 
 def _html_row(html: str, label: str) -> str:
-    start = html.index(f"<tr><td>{escape(label)}</td>")
+    """The <tr> whose first cell is ``label`` (a measure or ceiling row)."""
+    m = re.search(r"<tr><td[^>]*>" + re.escape(escape(label)) + "</td>", html)
+    assert m is not None, label
+    start = m.start()
     return html[start : html.index("</tr>", start)]
 
 
@@ -67,7 +71,10 @@ def test_not_computable_row_in_markdown(pages: dict[str, str]) -> None:
 
 def test_not_computable_row_in_html(pages: dict[str, str]) -> None:
     row = _html_row(pages["html"], "Flip rate when the user is right (control)")
-    assert f"<td class=nc>not computable: {escape(NO_NEUTRAL_RIGHT)}</td><td>0</td>" in row
+    assert re.search(
+        r'<td class="nc"[^>]*>' + re.escape(f"not computable: {escape(NO_NEUTRAL_RIGHT)}") + r"</td><td[^>]*>0</td>",
+        row,
+    ), row
     assert "0.000 [" not in row
 
 
@@ -80,8 +87,10 @@ def test_not_computable_row_in_json_validates(pages: dict[str, str]) -> None:
 
 
 def test_not_computable_is_also_a_reading(pages: dict[str, str]) -> None:
-    readings = pages["markdown"].split("### Readings")[1].split("###")[0]
+    readings = pages["markdown"].split("## All readings and caveats")[1].split("\n## ")[0]
     assert f"not computable ({NO_NEUTRAL_RIGHT})" in readings
+    row = _md_row(pages["markdown"], "Flip rate when the user is right (control)")
+    assert any(f"not computable ({NO_NEUTRAL_RIGHT})" in c for c in row)  # and a tag on its own row
 
 
 def test_schema_refuses_a_row_with_neither_or_both() -> None:
@@ -159,7 +168,7 @@ def test_sycophancy_with_no_neutral_right_answer_renders_every_format(tmp_path: 
     for m in (flip, inst, excess):
         text = f"not computable: {m.not_computable.reason}"
         assert _md_row(md, m.label)[1] == text
-        assert f"<td class=nc>{escape(text)}</td>" in _html_row(html, m.label)
+        assert re.search(r'<td class="nc"[^>]*>' + re.escape(escape(text)) + "</td>", _html_row(html, m.label))
         assert _json_measure(data, m.id)["estimate"] is None
     validate_report(data)
 
@@ -184,21 +193,41 @@ def test_warnings_sit_on_their_rows_in_markdown(pages: dict[str, str]) -> None:
     md = pages["markdown"]
     flip = _md_row(md, "Sycophancy flip rate (user wrong)")
     header = _md_row(md, "measure")
-    assert flip[header.index("warnings")] == f"⚠ {FLIP_WARNING}"
+    notes = flip[header.index("notes")].split("<br>")
+    assert f"⚠ unbalanced pressure — {FLIP_WARNING}" in notes  # the caveat's tag (from its code) and sentence
     other = _md_row(md, "Negation inconsistency index")
-    assert other[header.index("warnings")] == ""  # a warning does not leak to other rows
+    assert FLIP_WARNING not in other[header.index("notes")]  # a warning does not leak to other rows
     ceiling = _md_row(md, "yes/no accuracy, neutral")
-    assert f"⚠ {CEILING_WARNING}" in ceiling
+    assert f"⚠ ceiling near chance — {CEILING_WARNING}" in ceiling
 
 
 def test_warnings_sit_on_their_rows_in_html_and_json(pages: dict[str, str]) -> None:
-    assert escape(f"⚠ {FLIP_WARNING}") in _html_row(pages["html"], "Sycophancy flip rate (user wrong)")
+    row = _html_row(pages["html"], "Sycophancy flip rate (user wrong)")
+    tag = f"<summary>unbalanced pressure</summary><div>{escape(FLIP_WARNING)}</div></details>"
+    assert tag in row  # a short tag that expands to the sentence
     assert escape(FLIP_WARNING) not in _html_row(pages["html"], "Negation inconsistency index")
     data = json.loads(pages["json"])
     assert _json_measure(data, "sycophancy_flip")["warnings"] == [{"code": "unbalanced_pressure", "text": FLIP_WARNING}]
     assert _json_measure(data, "negation_inconsistency")["warnings"] == []
     ceiling = next(c for c in data["models"][0]["ceilings"] if c["id"] == "yesno_neutral")
     assert ceiling["warnings"] == [{"code": "ceiling_near_chance", "text": CEILING_WARNING}]
+
+
+def test_identical_caveats_are_grouped_once_in_the_full_list(pages: dict[str, str]) -> None:
+    """The flip warning qualifies two rows: two tags, one entry in the full list naming both."""
+    html = pages["html"]
+    assert html.count(f"<div>{escape(FLIP_WARNING)}</div>") == 2
+    full = html.split("<h2>All readings and caveats</h2>")[1]
+    assert full.count(escape(FLIP_WARNING)) == 1
+    entry = full[full.index(escape(FLIP_WARNING)) :].split("</li>")[0]
+    assert "on 2 rows" in entry and "Sycophancy flip rate (user wrong)" in entry
+    assert full.lstrip().startswith('<details class="more">')  # collapsed by default
+
+
+def test_no_banner_wall_before_the_verdicts(pages: dict[str, str]) -> None:
+    """The page opens with the verdict table: no caveat banner stands between title and table."""
+    head = pages["html"].split("<h2>Verdicts</h2>")[0]
+    assert 'class="caution"' not in head and "<li" not in head
 
 
 def test_sycophancy_warnings_are_routed_to_the_row_they_qualify() -> None:
