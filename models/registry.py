@@ -217,25 +217,33 @@ def dequantized_copy(gguf: Path, digest: str, n_threads: Optional[int] = None) -
             return target
         note(f"the cached model copy {target} failed verification ({problem}); rebuilding it from {gguf.name}")
         discard(target)
+    with atomic_dir(target) as tmp:
+        _dequantize_into(tmp, gguf, n_threads)
+        (tmp / SOURCE_FILE).write_text(json.dumps({"gguf_sha256": digest, "gguf_path": str(gguf)}))
+        write_manifest(tmp / COPY_MANIFEST, tmp)
+    problem = _check_copy(target, digest)  # a concurrent builder's copy is verified like any other
+    if problem is not None:
+        raise ModelUnavailableError(f"the model copy {target} failed verification right after building ({problem})")
+    return target
+
+
+def _dequantize_into(tmp: Path, gguf: Path, n_threads: Optional[int]) -> None:
+    """Write model + tokenizer + config of `gguf` as a plain float32 safetensors folder."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from liedar._util import offline  # noqa: F401
 
     torch.set_num_threads(int(n_threads or 2))
-    with atomic_dir(target) as tmp:
-        tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
-        # The weights are already dequantized to float32; only the "gguf quantizer" marker
-        # stops save_pretrained, so drop it to save a plain safetensors checkpoint.
-        model.hf_quantizer = None
-        if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-        (tmp / SOURCE_FILE).write_text(json.dumps({"gguf_sha256": digest, "gguf_path": str(gguf)}))
-        write_manifest(tmp / COPY_MANIFEST, tmp)
-    return target
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+    # The weights are already dequantized to float32; only the "gguf quantizer" marker
+    # stops save_pretrained, so drop it to save a plain safetensors checkpoint.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
 
 
 COPY_MANIFEST = "liedar_manifest.json"  # size + sha256 of every file of a dequantized copy

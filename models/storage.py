@@ -62,7 +62,7 @@ _hash_memo: dict[tuple, str] = {}
 
 def _stamp(path: Path) -> tuple:
     st = os.stat(path)
-    return (str(Path(path).resolve()), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def sha256_file(path: Path, chunk: int = 1 << 22) -> str:

@@ -215,7 +215,7 @@ def atomic_dir(target: PathLike) -> Iterator[Path]:
                 raise WriteError(target, exc) from None
             raise
         try:
-            os.chmod(tmp, _default_dir_mode())  # mkdtemp makes it private; a cache entry is ordinary data
+            _umask_modes(tmp)  # mkdtemp (and some writers, e.g. safetensors) make things private
             try:
                 os.rename(tmp, target)
             except OSError:
@@ -227,6 +227,22 @@ def atomic_dir(target: PathLike) -> Iterator[Path]:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _umask_modes(folder: Path) -> None:
+    """Give a finished folder and everything in it the modes the user's umask asks for."""
+    file_mode, dir_mode = _default_file_mode(), _default_dir_mode()
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in filenames:
+            p = os.path.join(dirpath, name)
+            if not os.path.islink(p):
+                keep_x = os.stat(p).st_mode & 0o111
+                os.chmod(p, file_mode | (keep_x & dir_mode))
+        for name in dirnames:
+            p = os.path.join(dirpath, name)
+            if not os.path.islink(p):
+                os.chmod(p, dir_mode)
+    os.chmod(folder, dir_mode)
 
 
 def write_bytes_atomic(path: PathLike, data: bytes) -> None:

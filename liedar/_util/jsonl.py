@@ -203,6 +203,8 @@ def iter_csv(
                         f"{p}:{lineno}: {len(cells)} field(s) but the header has {len(header)}; "
                         "quote fields holding commas"
                     )
+                if any("\x00" in c for c in cells):
+                    raise InputError(f"{p}:{lineno}: holds a NUL byte (a binary file?); save the file as UTF-8 text")
                 row = dict(zip(header, cells))
                 empty = [c for c in required if not row[c].strip()]
                 if empty:
