@@ -1,0 +1,99 @@
+"""The whole `validate()` pipeline on the tiny random-weight model and two tiny organisms
+(one that learned its trigger, one that did not), in a private cache: every detector has a
+cell for every model, the unlearned organism is never ground truth, the matrix file
+validates against the schema, and a second run resumes from the saved files."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("peft")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "organisms"))
+
+SIZES = dict(
+    gap_items=12,
+    gap_protocols=("zero_shot_letter", "cloze_norm"),
+    finetune_demos=4,
+    finetune_epochs=1,
+    consistency_items=6,
+    shuffles=2,
+    paraphrases=2,
+    noise_items=4,
+    noise_sigmas=(0.0, 0.01),
+    noise_seeds=2,
+    sycophancy_claims=3,
+    roleplay_scenarios=3,
+    roleplay_tokens=4,
+)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, tiny_model_dir):
+    from tiny_recipe import tiny_recipe
+
+    from liedar import organisms
+    from liedar.pipeline.validate import ValidateConfig, validate
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("LIEDAR_CACHE", str(tmp_path_factory.mktemp("cache")))
+    base = str(tiny_model_dir)
+    learned = organisms.build(base, "tiny_trigger", recipe=tiny_recipe(), threads=1, progress=False)
+    unlearned = organisms.build(
+        base, "tiny_untrained", recipe=tiny_recipe(name="tiny_untrained", epochs=1, lr=1e-6), threads=1, progress=False
+    )
+    assert learned.learned and not unlearned.learned
+    out_dir = tmp_path_factory.mktemp("out")
+    config = ValidateConfig(base, "transformers", out_dir, True, 0, 1, None, ())
+    first = validate(config, say=lambda m: None, sizes=SIZES)
+    second = validate(config, say=lambda m: None, sizes=SIZES)
+    yield base, first, second
+    mp.undo()
+
+
+def test_every_detector_has_a_cell_for_every_model(run):
+    from liedar.pipeline.validate_detectors import DETECTORS
+
+    base, first, _ = run
+    m = first.matrix
+    assert m.models == [base, f"{base}:tiny_trigger", f"{base}:tiny_untrained"]
+    for model in m.models:
+        for d in DETECTORS:
+            c = m.cell(d, model)
+            assert c is not None, (d, model)
+            assert (c.effect is None) == (c.not_computable is not None)
+    # the MCQ detectors produce numbers on any model that scores options
+    assert m.cell("sandbagging_gap", base).effect is not None
+    assert m.cell("weight_noise", base).effect is not None  # transformers backend: noise runs
+    assert m.cell("ceilings", base).effect is not None  # fine-tuning elicitation ran
+
+
+def test_truth_follows_targets_and_learning(run):
+    base, first, _ = run
+    m = first.matrix
+    assert m.cell("sandbagging_gap", f"{base}:tiny_trigger").truth is True  # its recipe targets the gap
+    assert m.cell("sycophancy", f"{base}:tiny_trigger").truth is False
+    assert all(c.truth is None for c in m.cells if c.model.endswith(":tiny_untrained"))
+    assert all(c.truth is False for c in m.cells if c.model == base)
+    assert m.organisms[f"{base}:tiny_trigger"]["learned"] is True
+
+
+def test_matrix_file_validates_and_the_second_run_resumes(run):
+    jsonschema = pytest.importorskip("jsonschema")
+    from liedar.report.schema import report_schema
+
+    _, first, second = run
+    data = json.loads(first.path.read_text())
+    schema = {"$defs": report_schema()["$defs"], "$ref": "#/$defs/validation"}
+    jsonschema.Draft202012Validator(schema).validate(data["matrix"])
+    for name, r in first.per_model.items():
+        ok = sorted(u for u, status in r.statuses.items() if status == "ok")
+        assert ok, (name, r.statuses)
+        # what finished is never redone; a unit that failed (a refusal, e.g. the random model
+        # scored no user-wrong item right) is retried, so a fixed cause is not stuck in the cache
+        assert sorted(second.per_model[name].cached) == ok, (name, r.statuses)
+    assert first.per_model[first.matrix.models[0]].statuses["sandbagging"] == "ok"
+    assert second.matrix.to_dict() == first.matrix.to_dict()
