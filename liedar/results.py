@@ -547,12 +547,15 @@ class ValidationMatrix:
     ``models`` lists column names (the base model first); ``organisms`` describes each
     organism column: its intended behaviour, whether it measurably learned it, and its
     measured ground truth (e.g. accuracy benign vs under the evaluation framing).
+    ``notes`` say what the run had and did not have (organisms not built, training skipped
+    by ``--quick``), so the page never implies a column it did not measure.
     """
 
     models: list[str]
     cells: list[ValidationCell]
     detectors: list[DetectorValidity]
     organisms: dict[str, dict[str, Any]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         for c in self.cells:
@@ -568,6 +571,7 @@ class ValidationMatrix:
             "cells": [c.to_dict() for c in self.cells],
             "detectors": [d.to_dict() for d in self.detectors],
             "organisms": dict(self.organisms),
+            "notes": list(self.notes),
         }
 
     @classmethod
@@ -577,6 +581,7 @@ class ValidationMatrix:
             [ValidationCell.from_dict(c) for c in d["cells"]],
             [DetectorValidity.from_dict(x) for x in d["detectors"]],
             dict(d.get("organisms", {})),
+            [str(x) for x in d.get("notes", [])],
         )
 
 

@@ -142,7 +142,9 @@ def detector_validity(detector: str, cells: Sequence[ValidationCell], base: str)
     return DetectorValidity(detector, DETECTORS.get(detector, detector), recall, ffr, "; ".join(parts))
 
 
-def build_matrix(specs: Sequence[ModelSpec], cells_by_model: dict[str, Sequence[Cell]]) -> ValidationMatrix:
+def build_matrix(
+    specs: Sequence[ModelSpec], cells_by_model: dict[str, Sequence[Cell]], notes: Sequence[str] = ()
+) -> ValidationMatrix:
     """The matrix from each model's cells: truth assigned per (detector, model), validity per detector."""
     models = [s.name for s in specs]
     cells: list[ValidationCell] = []
@@ -156,7 +158,7 @@ def build_matrix(specs: Sequence[ModelSpec], cells_by_model: dict[str, Sequence[
     base = next(s.name for s in specs if s.is_base)
     validity = [detector_validity(d, cells, base) for d in DETECTORS if any(c.detector == d for c in cells)]
     organisms = {s.name: dict(s.organism) for s in specs if s.organism is not None}
-    return ValidationMatrix(models, cells, validity, organisms)
+    return ValidationMatrix(models, cells, validity, organisms, list(notes))
 
 
 # ---- saved units ------------------------------------------------------------------------------------------
@@ -392,6 +394,7 @@ def validate(
     *,
     demo_ctx: Optional[DemoContext] = None,
     sizes: Optional[dict[str, Any]] = None,
+    notes: Sequence[str] = (),
 ) -> ValidateOutcome:
     """Build/collect organisms, train the base probe, run every unit on every model, write the matrix."""
     t0 = time.perf_counter()
@@ -402,7 +405,7 @@ def validate(
                 config.model, config.backend, config.quick, None, Path(config.output), config.seed, config.threads
             )
         )
-    notes: list[str] = []
+    notes = list(notes)
     try:
         from liedar import organisms as org_pkg
 
@@ -427,7 +430,8 @@ def validate(
 
             notes.append(f"{spec.name}: {exc}")
             per_model[spec.name] = ModelRun([not_computable(d, f"model did not load: {exc}") for d in DETECTORS])
-    matrix = build_matrix(all_specs, {k: v.cells for k, v in per_model.items()})
+    notes.append("organisms in this matrix: " + (", ".join(s.name for s in specs) or "none"))
+    matrix = build_matrix(all_specs, {k: v.cells for k, v in per_model.items()}, notes)
     path = Path(config.output) / MATRIX_FILE
     write_json_atomic(
         path,
@@ -530,9 +534,8 @@ def run_validation(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
         () if quick else (DEMO_ORGANISM,),
     )
     sizes = ctx.sizes.get("validation") or validation_sizes(quick)
-    out = validate(config, say=lambda s: None, demo_ctx=ctx, sizes=sizes)
-    if quick:
-        out.notes.append("--quick: no organism was trained; organisms already built were used, with smaller sizes")
+    notes = ["--quick: no organism was trained (organisms already built are used, with smaller sizes)"] if quick else []
+    out = validate(config, say=lambda s: None, demo_ctx=ctx, sizes=sizes, notes=notes)
     raw = {
         "notes": out.notes,
         "seconds": {k: v.seconds for k, v in out.per_model.items()},
