@@ -158,7 +158,7 @@ def load_probe(
     try:
         probe = cls(**params)
         probe.restore_state(arrays)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
         raise InputError(f"{path}: the saved {cls.__name__} cannot be rebuilt ({exc}); {fix}") from None
     _check_arrays(path, probe, meta, fix)
     return probe, meta

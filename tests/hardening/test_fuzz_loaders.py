@@ -1,0 +1,228 @@
+"""Property-based fuzzing of every loader: arbitrary bytes and arbitrary JSON in, and the only
+exception that may come out is a `LiedarError` (the CLI prints it as one line, exit 2).
+
+Bytes are drawn raw and also as near-misses (a valid file with bytes flipped or cut), since
+random bytes alone rarely get past the first check. Each loader gets a bounded number of
+examples so the whole file stays within a few seconds of CPU.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from liedar.errors import LiedarError
+
+FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+KEYS = ["statement", "label", "dialogue", "role", "content", "detect", "prompt", "response", "id", "episode_id"]
+KEYS += ["scenario", "action", "followup", "topic", "group", "style", "polarity", "schema_version", "steps"]
+KEYS += ["name", "config_hash", "status", "section", "raw", "model", "seconds", "reason", "files", "version"]
+# objects whose keys are the ones loaders look for, so fuzzing reaches the field checks
+objects = st.dictionaries(st.sampled_from(KEYS), json_values, max_size=6)
+messages = st.lists(
+    st.dictionaries(st.sampled_from(["role", "content", "detect"]), json_values, max_size=3), max_size=3
+)
+dialogue_rows = st.fixed_dictionaries({"dialogue": messages | json_values, "label": json_values})
+
+
+def _lines(rows) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+
+def _mutate(data: bytes, cut: int, flips: list[tuple[int, int]]) -> bytes:
+    b = bytearray(data[: max(0, len(data) - cut)] if cut else data)
+    for pos, val in flips:
+        if b:
+            b[pos % len(b)] = val
+    return bytes(b)
+
+
+mutations = st.tuples(st.integers(0, 64), st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=4))
+file_bytes = (
+    st.binary(max_size=300)
+    | st.lists(objects, max_size=4).map(_lines)
+    | st.lists(dialogue_rows, max_size=3).map(_lines)
+    | st.lists(json_values, max_size=3).map(_lines)
+    | st.text(max_size=200).map(lambda t: t.encode("utf-8"))
+)
+
+
+def _only_liedar_errors(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except LiedarError:
+        return None
+
+
+@pytest.fixture
+def f(tmp_path) -> Path:
+    return tmp_path / "input"
+
+
+@FUZZ
+@given(data=file_bytes, bom=st.booleans())
+def test_jsonl_reader(f, data, bom):
+    from liedar._util.jsonl import check_dialogue, iter_jsonl, read_records
+
+    path = f.with_suffix(".jsonl")
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + data)
+    _only_liedar_errors(lambda: list(iter_jsonl(path)))
+    _only_liedar_errors(read_records, path, ("id", "label"))
+    rows = _only_liedar_errors(lambda: list(iter_jsonl(path))) or []
+    for lineno, row in rows:
+        if "dialogue" in row:
+            _only_liedar_errors(check_dialogue, row["dialogue"], f"{path}:{lineno}")
+
+
+csv_text = st.lists(
+    st.lists(st.text(max_size=10) | st.sampled_from(["statement", "label", "1", "0", "true", "id"]), max_size=4),
+    max_size=5,
+).map(lambda rows: "\n".join(",".join(r) for r in rows).encode())
+
+
+@FUZZ
+@given(data=st.binary(max_size=200) | csv_text, header=st.booleans(), bom=st.booleans())
+def test_statement_csv(f, data, header, bom):
+    from liedar.probes.datasets import load_csv
+
+    path = f.with_suffix(".csv")
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + (b"statement,label\n" if header else b"") + data)
+    _only_liedar_errors(load_csv, path)
+
+
+@FUZZ
+@given(data=file_bytes)
+def test_statement_jsonl(f, data):
+    from liedar.probes.datasets import load_jsonl
+
+    path = f.with_suffix(".jsonl")
+    path.write_bytes(data)
+    _only_liedar_errors(load_jsonl, path)
+
+
+@FUZZ
+@given(data=file_bytes)
+def test_transcripts(f, data):
+    from liedar.probes.monitor_calibration import load_control_file, load_transcripts
+
+    path = f.with_suffix(".jsonl")
+    path.write_bytes(data)
+    _only_liedar_errors(load_transcripts, path)
+    _only_liedar_errors(load_control_file, path)
+
+
+@FUZZ
+@given(data=file_bytes)
+def test_episodes(f, data):
+    from liedar.behavioral.episodes import load_episodes, score_episodes
+    from liedar.behavioral.items.episodes import RUBRICS
+
+    path = f.with_suffix(".jsonl")
+    path.write_bytes(data)
+    episodes = _only_liedar_errors(load_episodes, path)
+    if episodes:
+        _only_liedar_errors(score_episodes, episodes, RUBRICS)
+
+
+@FUZZ
+@given(data=file_bytes | csv_text, as_csv=st.booleans())
+def test_judge_labels(f, data, as_csv):
+    from liedar.behavioral.judges import load_labels
+
+    path = f.with_suffix(".csv" if as_csv else ".jsonl")
+    path.write_bytes((b"id,label\n" if as_csv else b"") + data)
+    _only_liedar_errors(load_labels, path)
+
+
+@pytest.fixture(scope="module")
+def probe_npz(tmp_path_factory) -> bytes:
+    from hardening_support import probe_bytes
+
+    return probe_bytes(tmp_path_factory.mktemp("fuzz-probe"))
+
+
+@FUZZ
+@given(raw=st.binary(max_size=300), mutation=mutations, use_raw=st.booleans())
+def test_probe_file_bytes(f, probe_npz, raw, mutation, use_raw):
+    from liedar.probes.io import load_probe
+
+    path = f.with_suffix(".npz")
+    path.write_bytes(raw if use_raw else _mutate(probe_npz, *mutation))
+    _only_liedar_errors(load_probe, path, expect_fingerprint="0" * 64, expect_d_model=576)
+
+
+@FUZZ
+@given(
+    header=objects | json_values,
+    keep=st.booleans(),
+    extra=st.dictionaries(st.sampled_from(["coef_", "x"]), json_values),
+)
+def test_probe_file_header(f, probe_npz, header, keep, extra):
+    """A well-formed npz whose header (or its parts) is arbitrary JSON."""
+    from liedar.probes.io import load_probe
+
+    with np.load(io.BytesIO(probe_npz), allow_pickle=False) as data:
+        arrays = {k: data[k] for k in data.files}
+    real = json.loads(str(arrays["__liedar_probe__"]))
+    if keep and isinstance(header, dict):
+        real["metadata"].update(header)  # a real header with fuzzed metadata fields
+        header = real
+    arrays["__liedar_probe__"] = np.array(json.dumps(header))
+    for k, v in extra.items():
+        try:
+            arrays[k] = np.asarray(v, dtype=np.float64)
+        except (TypeError, ValueError):
+            arrays[k] = np.array(json.dumps(v))
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    path = f.with_suffix(".npz")
+    path.write_bytes(buf.getvalue())
+    _only_liedar_errors(load_probe, path)
+
+
+@FUZZ
+@given(
+    run=file_bytes | objects.map(lambda o: json.dumps(o).encode()),
+    step=file_bytes | objects.map(lambda o: json.dumps(o).encode()),
+)
+def test_saved_results(tmp_path, run, step):
+    from liedar.report.store import load_results, load_step
+
+    folder = tmp_path / "results"
+    folder.mkdir(exist_ok=True)
+    (folder / "run.json").write_bytes(run)
+    (folder / "step-gap.json").write_bytes(step)
+    _only_liedar_errors(load_results, folder)
+    load_step(folder, "gap", "abc")  # damaged steps are recomputed: never raises
+
+
+@FUZZ
+@given(manifest=file_bytes | objects.map(lambda o: json.dumps(o).encode()), payload=st.binary(max_size=64))
+def test_cache_manifests_and_shards(tmp_path, manifest, payload):
+    """Cache readers never raise on damage: they report it, and the caller rebuilds."""
+    from liedar.models.cache import _DAMAGED, _read
+    from liedar.models.native import _verify_library
+    from liedar.models.storage import verify_manifest
+
+    (tmp_path / "w.bin").write_bytes(payload)
+    (tmp_path / "m.json").write_bytes(manifest)
+    assert verify_manifest(tmp_path / "m.json", tmp_path) is None or isinstance(
+        verify_manifest(tmp_path / "m.json", tmp_path), str
+    )
+    (tmp_path / "shard.npz").write_bytes(payload + manifest)
+    got = _read(tmp_path / "shard.npz", {"layer": 1}, ["h"], 4)
+    assert got is None or got is _DAMAGED
+    (tmp_path / "lib.so").write_bytes(payload)
+    assert isinstance(_verify_library(tmp_path / "lib.so", tmp_path / "m.json", "0" * 64), str)
