@@ -34,6 +34,7 @@ from liedar.pipeline.validate_detectors import (
     UNITS,
     Cell,
     ProbeKit,
+    SharedScores,
     Unit,
     UnitContext,
     run_unit,
@@ -231,7 +232,7 @@ def run_model(
 
     hashes = unit_hashes(spec, sizes, seed, probe_hash)
     ctx = UnitContext(sizes, seed, list(load_mcq_bank()) if items is None else list(items), probe, progress=progress)
-    backend = None
+    backend = shared = None
     out = ModelRun()
     t_model = time.perf_counter()
     for u in units:
@@ -245,9 +246,10 @@ def run_model(
             continue
         if backend is None:
             backend = load()
+            shared = SharedScores(backend)
         t0 = time.perf_counter()
         say(f"  {spec.name}: {u.name} ...")
-        cells, raw, status = run_unit(u, backend, ctx)
+        cells, raw, status = run_unit(u, backend if u.bare else shared, ctx)
         seconds = time.perf_counter() - t0
         if status == "ok":
             ctx.prior[u.name] = raw

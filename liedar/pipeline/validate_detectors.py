@@ -443,6 +443,32 @@ def unit_cross_check(backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[s
     return [cell], {"cross_check": cc.to_dict(), "records": records}
 
 
+class SharedScores:
+    """The backend with ``score_options`` memoised across units of one model run.
+
+    Why: the cross-check asks the chosen protocol the very questions the sandbagging run
+    asked (same prompts, same options), so it is answered from memory instead of a second
+    forward pass. Everything else is the backend's own. Units that change the weights
+    (weight noise) or copy the model (fine-tuning elicitation) get the bare backend.
+    """
+
+    def __init__(self, backend: Any) -> None:
+        self._backend = backend
+        self._cache: dict[Any, np.ndarray] = {}
+        self.hits = 0
+
+    def score_options(self, prompt: Any, options: Sequence[str]) -> np.ndarray:
+        key = (prompt, tuple(options))
+        if key in self._cache:
+            self.hits += 1
+        else:
+            self._cache[key] = np.asarray(self._backend.score_options(prompt, options), dtype=float)
+        return self._cache[key]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._backend, name)
+
+
 @dataclass(frozen=True)
 class Unit:
     name: str
@@ -451,11 +477,19 @@ class Unit:
     needs: tuple[str, ...] = ()  # earlier units whose raw it reads
     sizes: tuple[str, ...] = ()
     version: int = 1
+    bare: bool = False  # needs the bare backend (changes or copies the weights): no shared scores
 
 
 UNITS: tuple[Unit, ...] = (
     Unit("sandbagging", unit_sandbagging, ("sandbagging_gap",), (), ("gap_items", "gap_protocols")),
-    Unit("ceilings", unit_ceilings, ("ceilings",), ("sandbagging",), ("finetune_demos", "finetune_epochs")),
+    Unit(
+        "ceilings",
+        unit_ceilings,
+        ("ceilings",),
+        ("sandbagging",),
+        ("finetune_demos", "finetune_epochs"),
+        bare=True,
+    ),
     Unit(
         "consistency",
         unit_consistency,
@@ -469,6 +503,7 @@ UNITS: tuple[Unit, ...] = (
         ("weight_noise",),
         ("sandbagging",),
         ("noise_items", "noise_sigmas", "noise_seeds"),
+        bare=True,
     ),
     Unit("sycophancy", unit_sycophancy, ("sycophancy",), (), ("sycophancy_claims",)),
     Unit("roleplay", unit_roleplay, ("lie_probe", "monitor"), (), ("roleplay_scenarios", "roleplay_tokens")),
