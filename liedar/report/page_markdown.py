@@ -40,7 +40,8 @@ def _tokens(b: Tokens) -> str:
         f"tokens {s.first_token}–{s.last_token}: {s.score:.3f}{' flagged' if s.flagged else ''}" for s in t.sentences
     )
     return (
-        f"*{b.title}* (threshold {t.threshold:.3f}, colour scale ±{b.scale:.2f}; flagged sentences in bold)\n\n"
+        f"*{b.title}* (threshold {t.threshold:.3f}; colour scale from −{b.scale:.2f} to +{b.scale:.2f} around it; "
+        "flagged sentences in bold)\n\n"
         f"> {''.join(toks).replace(chr(10), ' ')}\n\n" + (f"Sentence scores: {sentences}\n" if sentences else "")
     )
 
