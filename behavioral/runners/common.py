@@ -141,6 +141,11 @@ def ask_multiple_choice(
     scores = np.asarray(backend.score_options(prompt, letter_continuations(n)), dtype=float)
     if scores.shape != (n,):
         raise InputError(f"backend.score_options returned shape {scores.shape} for {n} options: expected ({n},)")
+    if not np.isfinite(scores).any():  # a served model whose reply named no option
+        raise InputError(
+            f"the model gave no answer to {question[:50]!r} (no option in its log-probs or reply; the reply is in "
+            "the served journal); these trials need one choice each: use a server that returns log-probs"
+        )
     position = int(np.argmax(scores))
     return MCQAnswer(
         position=position,

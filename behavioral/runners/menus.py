@@ -271,7 +271,8 @@ def _choose_deterministic(
         )
         if scores.shape != (len(shown),):
             raise InputError(f"backend.score_options returned shape {scores.shape} for {len(shown)} options")
-        choices.append(shown[int(np.argmax(scores))])
+        # all-NaN scores: a served model that named no option (recorded by the backend) -> PARSE_FAIL
+        choices.append(shown[int(np.argmax(scores))] if np.isfinite(scores).any() else None)
         logprobs.append([float(s) for s in scores])
     return MenuChoiceLog(menus, choices, actions=scenario.actions), logprobs
 

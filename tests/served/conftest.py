@@ -189,3 +189,21 @@ def llama_server(tmp_path_factory):
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def llama_server_factory(tmp_path):
+    """Fresh servers a test may kill and restart (each stopped at teardown)."""
+    pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] (the 'serve' extra) is not installed")
+    made: list[LlamaServer] = []
+
+    def make() -> LlamaServer:
+        server = LlamaServer(smollm2_gguf(), tmp_path / f"server{len(made)}.log")
+        made.append(server)
+        return server
+
+    try:
+        yield make
+    finally:
+        for server in made:
+            server.stop()
