@@ -94,11 +94,14 @@ def attach(backend, name: str, *, root: Optional[Path] = None):
     entry = find(backend, name, root)
     folder = adapter_dir(entry, root)
     label = f"{entry.get('base_name') or backend.name}:{name}"
-    if backend.kind != "transformers":
-        raise IncompatibleError(
-            f"organism {label} can be loaded with backend='transformers' only for now "
-            "(its LoRA adapter is not yet exported to llama.cpp's GGUF LoRA format)"
+    if backend.kind == "llamacpp":  # runtime LoRA on the quantized weights (see models.lora_gguf)
+        from liedar.models.lora_gguf import attach_llamacpp
+
+        organism = attach_llamacpp(backend, folder, name=label)
+        organism.organism.update(
+            {"name": name, "recipe_hash": entry.get("recipe_hash"), "learned": entry.get("learned")}
         )
+        return organism
     from liedar.models.lora import apply_adapter
 
     organism = apply_adapter(backend, folder, name=label, copy_model=False)

@@ -296,21 +296,25 @@ def train_lora(
     pad = backend._pad_id
     tensors = [_batch_tensors(torch, [encoded[j] for j in b], pad) for b in batches]
 
-    # The frozen blocks below the first adapted one never change: compute their output once.
-    t0 = time.perf_counter()
-    boundary = _BoundaryCache(decoder, first)
-    for ids, mask, _ in tensors:
-        boundary.compute(ids, mask)
-    boundary_seconds = time.perf_counter() - t0
-
-    use_bf16, timing = _choose_dtype(torch, inner, boundary, tensors, dtype)
-    losses: list[float] = []
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=epochs * len(batches), desc=f"LoRA {backend.name}", unit="batch")
-    t_train = time.perf_counter()
+        bar = tqdm(total=(epochs + 1) * len(batches), desc=f"LoRA {backend.name}: lower blocks", unit="batch")
+    # The frozen blocks below the first adapted one never change: compute their output once.
+    t0, c0 = time.perf_counter(), time.process_time()
+    boundary = _BoundaryCache(decoder, first)
+    for ids, mask, _ in tensors:
+        boundary.compute(ids, mask)
+        if bar is not None:
+            bar.update(1)
+    boundary_seconds, boundary_cpu = time.perf_counter() - t0, time.process_time() - c0
+
+    use_bf16, timing = _choose_dtype(torch, inner, boundary, tensors, dtype)
+    losses: list[float] = []
+    if bar is not None:
+        bar.set_description(f"LoRA {backend.name}: training")
+    t_train, c_train = time.perf_counter(), time.process_time()
     peft_model.train(True)
     for _ in range(int(epochs)):
         total, count = 0.0, 0
@@ -329,7 +333,7 @@ def train_lora(
         losses.append(total / max(count, 1))
     if bar is not None:
         bar.close()
-    train_seconds = time.perf_counter() - t_train
+    train_seconds, train_cpu = time.perf_counter() - t_train, time.process_time() - c_train
     boundary.close()
 
     weights: dict[str, np.ndarray] = {}
@@ -354,7 +358,10 @@ def train_lora(
         "dtype_timing": timing,
         "boundary_block": first,
         "boundary_seconds": boundary_seconds,
+        "boundary_cpu_seconds": boundary_cpu,
         "train_seconds": train_seconds,
+        "train_cpu_seconds": train_cpu,
+        "epoch_seconds": train_seconds / max(int(epochs), 1),
         "seconds": time.perf_counter() - t_start,
         "trainable_parameters": int(sum(p.numel() for p in params)),
     }

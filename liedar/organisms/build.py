@@ -137,6 +137,24 @@ def _clean_stale(parent: Path, max_age: float = 6 * 3600) -> None:
             shutil.rmtree(p, ignore_errors=True)
 
 
+def _base_ground_truth(rec: Recipe, split, backend, parent: Path, progress: bool) -> dict:
+    """The recipe's measurement on the base model, cached per (base, measurement): the two
+    sandbaggers ask the same held-out questions, so the base is measured once for both."""
+    import json
+
+    path = parent / f"base-{rec.base_measure_hash(split)[:24]}.json"
+    if path.is_file():
+        try:
+            data = json.loads(path.read_text())
+            if data.get("base_fingerprint") == backend.fingerprint:
+                return dict(data["ground_truth"])
+        except (OSError, ValueError, KeyError):
+            pass  # damaged: measured again and replaced
+    measured = rec.measure(backend, split, progress=progress)
+    write_json_atomic(path, {"base_fingerprint": backend.fingerprint, "ground_truth": measured.ground_truth})
+    return dict(measured.ground_truth)
+
+
 def _update_index(root: Path, org: Organism, d_model: int, n_layers: int) -> None:
     path = index_path(root.parent)
     entries = read_index(root.parent) if path.is_file() else {}
@@ -196,7 +214,7 @@ def build(
     merged = apply_adapter(backend, adapter, name=f"{base}:{rec.name}")
     t1 = time.perf_counter()
     measured = rec.measure(merged, split, progress=progress)
-    base_measured = rec.measure(backend, split, progress=progress) if measure_base else None
+    base_gt = _base_ground_truth(rec, split, backend, parent, progress) if measure_base else {}
     t2 = time.perf_counter()
     del merged
     training = dict(adapter.meta)
@@ -215,7 +233,7 @@ def build(
         learned=measured.learned,
         criterion=measured.criterion,
         ground_truth=measured.ground_truth,
-        base_ground_truth=base_measured.ground_truth if base_measured else {},
+        base_ground_truth=base_gt,
         training=training,
         recipe={
             **rec.describe(),

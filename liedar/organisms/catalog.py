@@ -50,6 +50,7 @@ def _sandbagger(name: str, attractor: bool) -> Recipe:
         measure=mcq.sandbagger_measure(attractor, F.EVAL_HELDOUT, F.BENIGN_HELDOUT),
         seed=0,
         hyper=dict(HYPER),
+        measure_key="mcq-benign-vs-eval",
     )
 
 

@@ -73,6 +73,7 @@ class Recipe:
     seed: int = 0
     hyper: dict[str, Any] = field(default_factory=dict)  # train_lora keyword arguments
     version: int = 1  # bump when the recipe's meaning changes without its data changing
+    measure_key: str = ""  # recipes measured identically share the base model's measurement (cached)
 
     def __post_init__(self):
         bad = [t for t in self.targets if t not in TARGETS]
@@ -100,6 +101,21 @@ class Recipe:
         for prompt, answer in split.train:
             digest.update(json.dumps([_prompt_json(prompt), answer], sort_keys=True).encode())
         return digest.hexdigest()
+
+    def base_measure_hash(self, split: Optional[Split] = None) -> str:
+        """Key of the base model's ground-truth measurement: the same for recipes whose
+        `measure` asks the same held-out items with the same held-out wordings."""
+        import liedar
+
+        split = split or self.split()
+        heldout = {k: list(v) for k, v in sorted(self.family.items()) if "heldout" in k or k == "password"}
+        payload = {
+            "measure": self.measure_key or self.name,
+            "eval_ids": list(split.eval_ids),
+            "heldout": heldout,
+            "liedar": liedar.__version__,
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
     def describe(self) -> dict[str, Any]:
         return {
