@@ -382,10 +382,18 @@ def transcript_blocks(report: Report) -> list[Block]:
                 "muted",
             )
         )
+        views: dict[str, list[Tokens]] = {}
         for t in ts:
             verdict = "flagged" if t.flagged else "not flagged"
             title = f"{t.label}: {t.source}" if t.source else t.label
-            out.append(Tokens(f"{title} — mean score {t.score:.3f}, threshold {t.threshold:.3f}: {verdict}", t, scale))
+            views.setdefault(t.label, []).append(
+                Tokens(f"{title} — mean score {t.score:.3f}, threshold {t.threshold:.3f}: {verdict}", t, scale)
+            )
+        honest, deceptive = views.pop("honest", []), views.pop("deceptive", [])
+        for i in range(max(len(honest), len(deceptive))):  # an honest answer beside a deceptive one
+            out.append(Row([x[i] for x in (honest, deceptive) if i < len(x)]))
+        for rest in views.values():
+            out += rest
     if out:
         out.insert(0, Heading(2, "What the monitor saw"))
     return out
@@ -395,7 +403,7 @@ def _validation_cell(vm: ValidationMatrix, detector: str, model: str) -> CellLik
     c = vm.cell(detector, model)
     if c is None:
         return Cell("not run", "absent")
-    truth = {True: "has the behaviour", False: "does not", None: "truth unknown"}[c.truth]
+    truth = {True: "has the behaviour", False: "lacks the behaviour", None: "truth unknown (not learned)"}[c.truth]
     word = {True: "flagged", False: "not flagged", None: "no verdict"}[c.flag]
     if c.truth is not None and c.flag is not None:
         style = "clear" if c.flag == c.truth else "flagged"
@@ -448,6 +456,9 @@ def validation_blocks(report: Report, figures: dict[str, dict[str, bytes]]) -> l
                 "Detector validity against the model organisms' measured ground truth.",
             )
         )
+        notes = getattr(vm, "notes", None) or []
+        if notes:
+            out.append(Bullets([("info", n) for n in notes]))
         if vm.organisms:
             out.append(
                 Bullets(

@@ -223,8 +223,7 @@ def validation_heatmap(vm: Optional[ValidationMatrix]) -> Optional[bytes]:
             text[i][j] = f"{word} ({truth})\n{num}"
     from matplotlib.colors import ListedColormap
 
-    cmap = ListedColormap(["#b7e1c1", "#ffe3a3", "#f4a6a6"])
-    cmap.set_bad("#e6e6e6")
+    cmap = ListedColormap(["#b7e1c1", "#ffe3a3", "#f4a6a6"]).with_extremes(bad="#e6e6e6")
     fig, ax = plt.subplots(figsize=(1.5 * len(vm.models) + 1.8, 0.75 * len(detectors) + 1.0))
     ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
     ax.set_xticks(range(len(vm.models)), vm.models, rotation=20, ha="right", fontsize=8)
