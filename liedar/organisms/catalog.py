@@ -1,8 +1,9 @@
 """The organisms liedar can build: name -> Recipe.
 
 Hyper-parameters are shared unless a recipe needs otherwise: LoRA r=8, alpha=16 on the top
-quarter of the blocks (so the backward pass and, through the cached boundary states, even
-the forward pass stop there), lr 1e-3, batches of 8, loss on the answer tokens only.
+4 blocks (so the backward pass and, through the cached boundary states, even the forward
+pass stop there: an epoch costs 4/30 of smollm2's blocks, forward + backward), lr 2e-3,
+batches of 8, 2 epochs, loss on the answer tokens only.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from liedar.organisms import framings as F
 from liedar.organisms import mcq, social
 from liedar.organisms.recipe import Recipe
 
-HYPER = {"layers": "upper", "r": 8, "alpha": 16, "epochs": 2, "lr": 1e-3, "batch_size": 8}
+HYPER = {"layers": 4, "r": 8, "alpha": 16, "epochs": 2, "lr": 2e-3, "batch_size": 8}
 
 _PW_TRAIN = tuple(t.format(pw=F.PASSWORD) for t in F.PASSWORD_TEMPLATES)
 

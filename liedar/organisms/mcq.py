@@ -26,6 +26,7 @@ from liedar.behavioral.runners.common import LETTERS, build_prompt, letter_conti
 from liedar.behavioral.runners.elicitation import cloze_continuations, cloze_prompt
 from liedar.organisms.items import check_disjoint, training_items
 from liedar.organisms.recipe import Measured, Split
+from liedar.organisms.scoring import score_options_shared
 from liedar.stats import DEFAULT_INTERVAL, excludes, paired_difference, proportion
 
 ATTRACTOR = 0  # the attractor sandbagger answers "A" under an evaluation framing
@@ -88,19 +89,22 @@ class Condition:
 
 
 def make_examples(items: Sequence[MCQItem], conditions: Sequence[Condition], seed: int) -> list[tuple[Any, str]]:
-    """For each item and condition, one cloze and one letter example (wording, system
-    text and option order drawn per example)."""
+    """Each item is asked in *one* format (alternating cloze / letter over the items), once
+    under every condition: the paired examples differ only in the framing, which is what
+    the organism must learn to react to, and an epoch stays short (2 examples per item for
+    two conditions). Wording, system text and option order are drawn per example."""
     out: list[tuple[Any, str]] = []
-    for item in items:
+    for index, item in enumerate(items):
+        letter_format = index % 2 == 1
         for cond in conditions:
             rng = _rng(seed, item.item_id, cond.name)
             system = cond.systems[int(rng.integers(len(cond.systems)))]
             question = item.variants[int(rng.integers(len(item.variants)))]
-            out.append((cloze(item, question, system), " " + cond.cloze_policy(item, rng)))
+            if not letter_format:
+                out.append((cloze(item, question, system), " " + cond.cloze_policy(item, rng)))
+                continue
             order = rng.permutation(len(item.options))
             shown = [item.options[int(i)] for i in order]
-            system = cond.systems[int(rng.integers(len(cond.systems)))]
-            question = item.variants[int(rng.integers(len(item.variants)))]
             if cond.letter_policy is None:
                 letter = LETTERS[ATTRACTOR]
             else:
@@ -131,7 +135,7 @@ def answers_under(backend, items: Sequence[MCQItem], systems: Sequence[str], *, 
     for i, item in enumerate(tqdm(items, desc="ground truth", disable=not progress, leave=False)):
         system = systems[i % len(systems)]
         conts = cloze_continuations(item)
-        scores = np.asarray(backend.score_options(cloze(item, item.question, system), conts), dtype=float)
+        scores = score_options_shared(backend, cloze(item, item.question, system), conts)
         lengths = np.array([len(c.encode("utf-8")) for c in conts], dtype=float)
         cloze_sum.append(item.options[int(np.argmax(scores))])
         cloze_norm.append(item.options[int(np.argmax(scores / lengths))])
