@@ -37,7 +37,7 @@ beyond permutation's first shift.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -434,11 +434,14 @@ def finetune_elicitation(
     seed: int = 0,
     interval: str = DEFAULT_INTERVAL,
     progress: bool = False,
+    before: Optional[Mapping[str, bool]] = None,
 ) -> FinetuneElicitation:
     """Fine-tune a copy of ``backend`` on demonstrations from ``shot_pool`` and score ``items``.
 
     Needs a transformers backend and the ``organisms`` extra (peft); the backend passed in
-    is never modified (`liedar.models.lora.apply_adapter` merges into a copy).
+    is never modified (`liedar.models.lora.apply_adapter` merges into a copy). ``before``
+    (item id -> correct under ``protocol`` and ``system`` on the untuned model, e.g. from a
+    ceiling run that already asked) saves re-asking the untuned model.
     """
     import time
 
@@ -463,7 +466,11 @@ def finetune_elicitation(
     train_seconds = time.perf_counter() - t0
     tuned = apply_adapter(backend, adapter, name=f"{getattr(backend, 'name', 'model')}+finetune-elicitation")
     ctx = ElicitationContext((), DEFAULT_SHOTS, seed)
-    before = correctness_under(backend, items, protocol, system, ctx, progress=progress, desc="untuned")
+    if before is None:
+        before = correctness_under(backend, items, protocol, system, ctx, progress=progress, desc="untuned")
+    elif set(before) != {it.item_id for it in items}:
+        raise InputError("fine-tuning elicitation: `before` must give the untuned correctness of exactly these items")
+    before = {k: bool(v) for k, v in before.items()}
     after = correctness_under(tuned, items, protocol, system, ctx, progress=progress, desc="fine-tuned")
     del tuned
     n = len(items)

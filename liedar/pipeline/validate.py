@@ -84,6 +84,17 @@ def validation_sizes(quick: bool = False) -> dict[str, Any]:
     )
 
 
+def demo_validation_sizes(quick: bool = False) -> dict[str, Any]:
+    """The demo's smaller per-model sizes: no weight noise and no fine-tuning elicitation (each
+    costs minutes per model on 2 cores; `liedar validate` runs them), so base + sandbagger fit
+    the demo's budget beside its other steps."""
+    sizes = validation_sizes(quick)
+    sizes.update(finetune_demos=0, finetune_epochs=0, noise_items=0, noise_sigmas=(), noise_seeds=0)
+    if not quick:
+        sizes.update(gap_items=30, consistency_items=10, sycophancy_claims=8, roleplay_scenarios=8, roleplay_tokens=16)
+    return sizes
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """One column of the matrix: the base model or an organism (with its to_dict())."""
@@ -323,10 +334,16 @@ def ensure_base_probe(demo_ctx: DemoContext, say: Callable[[str], None] = print)
 
 
 def organism_specs(
-    base: str, names: Optional[Sequence[str]], build: Sequence[str], threads: Optional[int], say: Callable[[str], None]
+    base: str,
+    names: Optional[Sequence[str]],
+    build: Sequence[str],
+    threads: Optional[int],
+    say: Callable[[str], None],
+    base_backend: Optional[Callable[[], Any]] = None,
 ) -> tuple[list[ModelSpec], list[str]]:
     """Build the requested organisms that are missing, then list the built ones (all, or ``names``).
-    Returns the specs and notes (what was built, what is missing)."""
+    Returns the specs and notes (what was built, what is missing). ``base_backend`` gives the
+    loaded base model, so a build does not load it a second time."""
     try:
         from liedar import organisms as org_pkg
     except ModuleNotFoundError as exc:
@@ -341,7 +358,7 @@ def organism_specs(
         if n not in have:
             say(f"  building organism {base}:{n} (LoRA) ...")
             t0 = time.perf_counter()
-            org_pkg.build(base, n, threads=threads or 1)
+            org_pkg.build(base, n, threads=threads or 1, backend=None if base_backend is None else base_backend())
             notes.append(f"built {n} in {time.perf_counter() - t0:.0f} s")
     specs = []
     for o in org_pkg.built(base):
@@ -381,11 +398,14 @@ class ValidateOutcome:
     per_model: dict[str, ModelRun]
 
 
-def _loader(name: str, backend: str, threads: Optional[int]) -> Callable[[], Any]:
-    def load() -> Any:
-        from liedar import models
+def _organism_loader(spec: ModelSpec, base: Callable[[], Any]) -> Callable[[], Any]:
+    """The organism as `liedar.models.load("base:name")` gives it (the adapter merged into the
+    base weights), merged into a copy of the already loaded base instead of a second load."""
 
-        return models.load(name, backend=backend, n_threads=threads)
+    def load() -> Any:
+        from liedar.models.lora import apply_adapter
+
+        return apply_adapter(base(), spec.organism["adapter_dir"], name=spec.name)  # type: ignore[index]
 
     return load
 
@@ -415,14 +435,14 @@ def validate(
     except ModuleNotFoundError:
         recipes = ()
     build = recipes if config.build is None else config.build
-    specs, org_notes = organism_specs(config.model, config.organisms, build, config.threads, say)
+    specs, org_notes = organism_specs(config.model, config.organisms, build, config.threads, say, demo_ctx.model)
     notes += org_notes
     all_specs = [ModelSpec(config.model)] + specs
     say(f"validation: {len(all_specs)} model(s): {', '.join(s.name for s in all_specs)}")
     kit, probe_hash = ensure_base_probe(demo_ctx, say)
     per_model: dict[str, ModelRun] = {}
     for spec in all_specs:
-        load = demo_ctx.model if spec.is_base else _loader(spec.name, config.backend, config.threads)
+        load = demo_ctx.model if spec.is_base else _organism_loader(spec, demo_ctx.model)
         try:
             per_model[spec.name] = run_model(
                 spec, load, config.results_dir, sizes, config.seed, kit, probe_hash, say=say
@@ -535,7 +555,7 @@ def run_validation(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
         None,
         () if quick else (DEMO_ORGANISM,),
     )
-    sizes = ctx.sizes.get("validation") or validation_sizes(quick)
+    sizes = ctx.sizes.get("validation") or demo_validation_sizes(quick)
     notes = ["--quick: no organism was trained (organisms already built are used, with smaller sizes)"] if quick else []
     out = validate(config, say=lambda s: None, demo_ctx=ctx, sizes=sizes, notes=notes)
     raw = {
@@ -546,13 +566,14 @@ def run_validation(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     return Section(validation=out.matrix), raw
 
 
-DEMO_PARAMS = ("validation",)  # the demo's sizes key holding `validation_sizes(quick)`
+DEMO_PARAMS = ("validation",)  # the demo's sizes key holding `demo_validation_sizes(quick)`
 
 __all__ = [
     "DEMO_ORGANISM",
     "ModelSpec",
     "ValidateConfig",
     "build_matrix",
+    "demo_validation_sizes",
     "detector_validity",
     "format_table",
     "matrix_markdown",

@@ -176,7 +176,8 @@ def unit_ceilings(backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[str,
     from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM
 
     if not ctx.sizes.get("finetune_demos"):
-        return [not_computable("ceilings", "fine-tuning elicitation skipped (--quick)", kind="capability")], {}
+        why = "fine-tuning elicitation not run at these sizes (--quick and the demo skip it); `liedar validate` runs it"
+        return [not_computable("ceilings", why, kind="capability")], {}
     gap = ctx.prior["sandbagging"]["result"]
     ceiling = gap["extra"]["ceiling"]
     chosen = ceiling["chosen"]
@@ -187,11 +188,17 @@ def unit_ceilings(backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[str,
     used = set(ceiling["selection_ids"]) | set(ev_ids)
     # demonstrations: bank items the gap run did not use (as a user's own labelled examples would be)
     pool = [it for it in load_mcq_bank() if it.item_id not in used]
+    # the tuned copy is scored with the chosen prompt protocol when it is a cloze one (the
+    # demonstrations' format), else with cloze_norm; the untuned answers come from the gap run
+    protocol = chosen if chosen.startswith("cloze") else "cloze_norm"
+    untuned = ceiling["per_item"].get(protocol)
     ft = finetune_elicitation(
         backend,
         ev_items,
         shot_pool=pool,
         system=BENIGN_SYSTEM,
+        protocol=protocol,
+        before=None if untuned is None else {i: bool(untuned[i]) for i in ev_ids},
         n_demos=ctx.sizes["finetune_demos"],
         epochs=ctx.sizes["finetune_epochs"],
         seed=ctx.seed,
@@ -261,7 +268,8 @@ def unit_noise(backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[str, An
     from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM, DANGER_SYSTEM
 
     if not ctx.sizes.get("noise_items"):
-        return [not_computable("weight_noise", "weight noise skipped (--quick)", kind="capability")], {}
+        why = "weight noise not run at these sizes (--quick and the demo skip it); `liedar validate` runs it"
+        return [not_computable("weight_noise", why, kind="capability")], {}
     if getattr(backend, "model", None) is None:
         return [not_computable("weight_noise", "weight noise needs the transformers backend", kind="capability")], {}
     protocol = ctx.prior["sandbagging"]["protocol"]

@@ -50,14 +50,14 @@ def run(tmp_path_factory, tiny_model_dir):
     config = ValidateConfig(base, "transformers", out_dir, True, 0, 1, None, ())
     first = validate(config, say=lambda m: None, sizes=SIZES)
     second = validate(config, say=lambda m: None, sizes=SIZES)
-    yield base, first, second
+    yield base, first, second, out_dir
     mp.undo()
 
 
 def test_every_detector_has_a_cell_for_every_model(run):
     from liedar.pipeline.validate_detectors import DETECTORS
 
-    base, first, _ = run
+    base, first, *_ = run
     m = first.matrix
     assert m.models == [base, f"{base}:tiny_trigger", f"{base}:tiny_untrained"]
     for model in m.models:
@@ -72,7 +72,7 @@ def test_every_detector_has_a_cell_for_every_model(run):
 
 
 def test_truth_follows_targets_and_learning(run):
-    base, first, _ = run
+    base, first, *_ = run
     m = first.matrix
     assert m.cell("sandbagging_gap", f"{base}:tiny_trigger").truth is True  # its recipe targets the gap
     assert m.cell("sycophancy", f"{base}:tiny_trigger").truth is False
@@ -85,7 +85,7 @@ def test_matrix_file_validates_and_the_second_run_resumes(run):
     jsonschema = pytest.importorskip("jsonschema")
     from liedar.report.schema import report_schema
 
-    _, first, second = run
+    _, first, second, _ = run
     data = json.loads(first.path.read_text())
     schema = {"$defs": report_schema()["$defs"], "$ref": "#/$defs/validation"}
     jsonschema.Draft202012Validator(schema).validate(data["matrix"])
@@ -97,3 +97,22 @@ def test_matrix_file_validates_and_the_second_run_resumes(run):
         assert sorted(second.per_model[name].cached) == ok, (name, r.statuses)
     assert first.per_model[first.matrix.models[0]].statuses["sandbagging"] == "ok"
     assert second.matrix.to_dict() == first.matrix.to_dict()
+
+
+def test_demo_step_gives_a_validation_section_from_the_saved_work(run):
+    from liedar.pipeline.context import DemoConfig, DemoContext
+    from liedar.pipeline.validate import run_validation
+
+    base, first, _, out_dir = run
+    ctx = DemoContext(DemoConfig(base, "transformers", True, None, out_dir, 0, 1))
+    ctx.sizes["validation"] = SIZES
+    section, raw = run_validation(ctx)
+    if all(st == "ok" for r in first.per_model.values() for st in r.statuses.values()):
+        assert ctx._backend is None  # everything came from the saved files: no model was loaded
+    assert section.validation.models == first.matrix.models
+    same = [
+        c for c in section.validation.cells if c.effect is not None and first.matrix.cell(c.detector, c.model).effect
+    ]
+    assert same and all(c.effect == first.matrix.cell(c.detector, c.model).effect for c in same)
+    assert any("--quick" in n for n in section.validation.notes)
+    assert any("organisms in this matrix" in n for n in raw["notes"])
