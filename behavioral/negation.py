@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 from liedar.behavioral.records import require_items, require_label, require_unique
 from liedar.errors import InputError
+from liedar.results import Caveat
 from liedar.stats import DEFAULT_INTERVAL, Estimate, TestResult, mean_interval, newcombe_difference, proportion
 
 
@@ -58,7 +59,7 @@ class NegationResult:
     baseline_group: str
     costly_group: str
     reading: str
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Caveat, ...] = ()
     protocol: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -72,7 +73,7 @@ class NegationResult:
             "baseline_group": self.baseline_group,
             "costly_group": self.costly_group,
             "reading": self.reading,
-            "warnings": list(self.warnings),
+            "warnings": [w.to_dict() for w in self.warnings],
             "protocol": self.protocol,
         }
 
@@ -125,14 +126,21 @@ def negation_consistency(
     mw = mannwhitneyu([abs(r.deviation) for r in costly], [abs(r.deviation) for r in base], alternative="two-sided")
     dtest = TestResult(float(mw.statistic), float(mw.pvalue), "mann-whitney (|deviation|, costly vs neutral)")
 
-    warnings: list[str] = []
+    warnings: list[Caveat] = []
     if min(len(base), len(costly)) < 20:
-        warnings.append(f"few pairs per group ({len(base)} / {len(costly)}): the selective test has little power")
+        warnings.append(
+            Caveat(
+                "few_pairs", f"few pairs per group ({len(base)} / {len(costly)}): the selective test has little power"
+            )
+        )
     yb = overall.yes_bias
     if yb.lo > 0.3 or yb.hi < -0.3:
         warnings.append(
-            f"strong {'yes' if yb.value > 0 else 'no'}-bias (mean deviation {yb.value:.2f}): contradictions reflect "
-            "an answer bias, not beliefs — the model may not be reading the claims"
+            Caveat(
+                "answer_bias",
+                f"strong {'yes' if yb.value > 0 else 'no'}-bias (mean deviation {yb.value:.2f}): contradictions "
+                "reflect an answer bias, not beliefs — the model may not be reading the claims",
+            )
         )
     if selective.lo > 0 and test.p_value < alpha:
         reading = (

@@ -2,8 +2,12 @@
 
 Each subcommand lives in its own module under `liedar.commands` with a
 ``register(subparsers)`` function that adds its parser and sets ``func`` to a
-``run(args) -> int``. Command modules import heavy packages (torch, transformers,
-llama_cpp) inside ``run`` so that ``liedar --help`` stays instant.
+``run(args) -> int``; the modules are imported here by name, so the dependency graph is
+plain to read (and checked by tests/house/test_layers.py). Arguments shared by several
+commands (``--model``, ``--backend``, ``--threads``, ``--output``, ``--interval``,
+``--seed``) and every value check live in `liedar.commands.args`. Command modules import
+heavy packages (torch, transformers, llama_cpp) inside ``run`` so that ``liedar --help``
+stays instant.
 
 Exit codes: 0 success, 1 a check the command performs failed (e.g. a flag raised where
 the command is a gate), 2 bad input or an unavailable model (one line on stderr, no
@@ -13,66 +17,69 @@ traceback), 130 interrupted.
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from typing import Optional, Sequence
 
 from liedar import __version__
+from liedar.commands import (
+    behavioral,
+    demo,
+    extract,
+    monitor,
+    probe,
+    report,
+)
+from liedar.commands.args import OneLineParser, usage_error
 from liedar.errors import LiedarError
 
-TOP_LEVEL_COMMANDS = (
-    "liedar.commands.demo",
-    "liedar.commands.report",
-    "liedar.commands.extract",
-    "liedar.commands.probe",
-    "liedar.commands.monitor",
-)
-BEHAVIORAL_COMMANDS = (
-    "liedar.commands.behavioral_consistency",
-    "liedar.commands.behavioral_menus",
-    "liedar.commands.behavioral_instruments",
-)
+TOP_LEVEL_COMMANDS = (demo, report, extract, probe, monitor)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="liedar",
         description="Measure deception in small local language models: lie probes, an inline "
         "honesty monitor, behavioural detectors, and one report that puts them side by side.",
     )
     parser.add_argument("--version", action="version", version=f"liedar {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in TOP_LEVEL_COMMANDS:
-        importlib.import_module(name).register(sub)
-    behavioral = sub.add_parser(
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
+    for command in TOP_LEVEL_COMMANDS:
+        command.register(sub)
+    group = sub.add_parser(
         "behavioral",
-        help="black-box deception instruments run on a local model",
+        help="black-box deception instruments (one subcommand per registered instrument)",
         description="Black-box instruments: each needs only records of what the model answered.",
     )
-    bsub = behavioral.add_subparsers(dest="instrument", metavar="INSTRUMENT")
-    for name in BEHAVIORAL_COMMANDS:
-        importlib.import_module(name).register(bsub)
-    behavioral.set_defaults(func=lambda args: _missing(behavioral))
-    parser.set_defaults(func=lambda args: _missing(parser))
+    bsub = group.add_subparsers(dest="instrument_name", metavar="INSTRUMENT", parser_class=OneLineParser)
+    behavioral.register(bsub)
+    group.set_defaults(func=lambda args: usage_error(group))
+    parser.set_defaults(func=lambda args: usage_error(parser))
     return parser
-
-
-def _missing(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = monitor.with_default_subcommand(list(sys.argv[1:] if argv is None else argv))
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help / --version exit 0; a usage error has printed its one line
+        return int(exc.code or 0)
     try:
         return int(args.func(args) or 0)
     except LiedarError as exc:
-        print(f"liedar: error: {exc}", file=sys.stderr)
+        _error_line(str(exc))
         return 2
     except KeyboardInterrupt:
-        print("liedar: interrupted (finished work is kept in the cache)", file=sys.stderr)
+        _error_line("interrupted (finished work is kept in the cache)", prefix="liedar")
         return 130
+
+
+def _error_line(message: str, prefix: str = "liedar: error") -> None:
+    """One line on stderr, on a line of its own even after a progress bar (tqdm leaves the
+    cursor mid-line), with any newline in the message folded."""
+    sys.stdout.flush()
+    text = " ".join(message.split())
+    print(f"\n{prefix}: {text}" if sys.stderr.isatty() else f"{prefix}: {text}", file=sys.stderr)
 
 
 if __name__ == "__main__":

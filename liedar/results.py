@@ -256,11 +256,19 @@ class Comparison:
 
 @dataclass(frozen=True)
 class TransferMatrix:
-    """AUROC of a probe trained on ``train[i]`` and tested on ``test[j]`` (None: not run)."""
+    """AUROC of a probe trained on ``train[i]`` and tested on ``test[j]`` (None: not run or
+    no finite estimate); the diagonal of a square matrix is in-distribution group CV.
+
+    The one type for this concept: `liedar.probes.evaluation.transfer_matrix` returns it and
+    the report shows it (``accuracy`` holds the matching accuracy cells when known).
+    """
 
     train: list[str]
     test: list[str]
     cells: list[list[Optional[Estimate]]]
+    probe: str = ""
+    accuracy: list[list[Optional[Estimate]]] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if len(self.cells) != len(self.train) or any(len(r) != len(self.test) for r in self.cells):
@@ -270,22 +278,54 @@ class TransferMatrix:
                 if cell is not None:
                     _check_estimate(cell, f"transfer cell {self.train[i]}→{self.test[j]}")
 
+    def auroc_array(self) -> "Any":
+        """AUROC values as a float array (NaN where a cell has none)."""
+        import numpy as np
+
+        return np.array([[np.nan if c is None else c.value for c in row] for row in self.cells], dtype=float)
+
+    def to_markdown(self) -> str:
+        head = "| train \\ test | " + " | ".join(self.test) + " |"
+        rule = "|---|" + "---|" * len(self.test)
+        rows = [
+            f"| {name} | "
+            + " | ".join("n/a" if c is None else f"{c.value:.2f} [{c.lo:.2f}, {c.hi:.2f}]" for c in row)
+            + " |"
+            for name, row in zip(self.train, self.cells)
+        ]
+        title = f"AUROC ({self.probe}; diagonal = in-distribution group CV)" if self.probe else "AUROC"
+        return "\n".join([title, "", head, rule, *rows])
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "train": list(self.train),
             "test": list(self.test),
             "cells": [[None if c is None else c.to_dict() for c in row] for row in self.cells],
+            "probe": self.probe,
+            "accuracy": [[None if c is None else c.to_dict() for c in row] for row in self.accuracy],
+            "meta": dict(self.meta),
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TransferMatrix":
-        return cls(list(d["train"]), list(d["test"]), [[_estimate_or_none(c) for c in r] for r in d["cells"]])
+        return cls(
+            list(d["train"]),
+            list(d["test"]),
+            [[_estimate_or_none(c) for c in r] for r in d["cells"]],
+            d.get("probe", ""),
+            [[_estimate_or_none(c) for c in r] for r in d.get("accuracy", [])],
+            dict(d.get("meta", {})),
+        )
 
 
 @dataclass(frozen=True)
 class LayerSweep:
     """Test AUROC per layer; ``chosen_layer`` was picked on ``chosen_on`` data (the
-    ``validation`` AUROCs, when given), never on the test set."""
+    ``validation`` AUROCs, when given), never on the test set.
+
+    The one type for this concept: `liedar.probes.evaluation.layer_sweep` returns it and the
+    report shows it.
+    """
 
     layers: list[int]
     auroc: list[Estimate]
@@ -293,6 +333,9 @@ class LayerSweep:
     chosen_on: str
     dataset: str = ""
     validation: list[Estimate] = field(default_factory=list)
+    probe: str = ""
+    n_train: int = 0
+    meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if len(self.layers) != len(self.auroc) or not self.layers:
@@ -304,6 +347,20 @@ class LayerSweep:
         for layer, e in zip(self.layers, self.validation):
             _check_estimate(e, f"layer sweep validation layer {layer}")
 
+    @property
+    def test_at_chosen(self) -> Estimate:
+        return self.auroc[self.layers.index(self.chosen_layer)]
+
+    def to_markdown(self) -> str:
+        val = self.validation or [None] * len(self.layers)
+        rows = [
+            f"| {layer} | {'' if v is None else f'{v.value:.3f} [{v.lo:.3f}, {v.hi:.3f}]'} | "
+            f"{t.value:.3f} [{t.lo:.3f}, {t.hi:.3f}] |" + (" ← chosen" if layer == self.chosen_layer else "")
+            for layer, v, t in zip(self.layers, val, self.auroc)
+        ]
+        head = f"AUROC per layer ({self.probe or self.dataset}; layer chosen on {self.chosen_on})"
+        return "\n".join([head, "", "| layer | validation | test |", "|---|---|---|", *rows])
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "layers": list(self.layers),
@@ -312,6 +369,9 @@ class LayerSweep:
             "chosen_on": self.chosen_on,
             "dataset": self.dataset,
             "validation": [e.to_dict() for e in self.validation],
+            "probe": self.probe,
+            "n_train": self.n_train,
+            "meta": dict(self.meta),
         }
 
     @classmethod
@@ -323,6 +383,9 @@ class LayerSweep:
             d["chosen_on"],
             d.get("dataset", ""),
             [Estimate.from_dict(e) for e in d.get("validation", [])],
+            d.get("probe", ""),
+            int(d.get("n_train", 0)),
+            dict(d.get("meta", {})),
         )
 
 

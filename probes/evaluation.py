@@ -15,8 +15,7 @@ which is wider and more honest for such data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
@@ -26,6 +25,8 @@ from liedar.errors import InputError
 from liedar.probes.datasets import StatementSet
 from liedar.probes.estimators import TTPD, LATProbe, LogisticProbe, make_probe
 from liedar.probes.splits import group_folds, group_split, leave_one_out
+from liedar.results import LayerSweep, TransferMatrix
+from liedar.rows import usable
 from liedar.stats import Estimate, wilson
 
 ProbeFactory = Union[str, Callable[[], Any]]
@@ -314,57 +315,6 @@ def cross_validated(
 # ---- transfer ---------------------------------------------------------------------------
 
 
-@dataclass
-class TransferMatrix:
-    """cells[i][j]: trained on ``names[i]``, tested on ``names[j]`` (diagonal: group CV)."""
-
-    probe: str
-    names: list[str]
-    cells: list[list[ProbeScore]]
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    def auroc_array(self) -> np.ndarray:
-        return np.array([[c.auroc.value for c in row] for row in self.cells])
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "probe": self.probe,
-            "names": self.names,
-            "meta": self.meta,
-            "cells": [[c.to_dict() for c in row] for row in self.cells],
-        }
-
-    def to_markdown(self) -> str:
-        head = "| train \\ test | " + " | ".join(self.names) + " |"
-        rule = "|---|" + "---|" * len(self.names)
-        rows = [
-            f"| {name} | " + " | ".join(f"{c.auroc.value:.2f} [{c.auroc.lo:.2f}, {c.auroc.hi:.2f}]" for c in row) + " |"
-            for name, row in zip(self.names, self.cells)
-        ]
-        return "\n".join([f"AUROC ({self.probe}; diagonal = in-distribution group CV)", "", head, rule, *rows])
-
-    def plot(self, path: Union[str, Path]) -> Path:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        a = self.auroc_array()
-        fig, ax = plt.subplots(figsize=(1.2 * len(self.names) + 2.5, 1.0 * len(self.names) + 2))
-        im = ax.imshow(a, vmin=0, vmax=1, cmap="RdBu_r")
-        ax.set_xticks(range(len(self.names)), self.names, rotation=45, ha="right")
-        ax.set_yticks(range(len(self.names)), self.names)
-        ax.set_xlabel("test set")
-        ax.set_ylabel("train set")
-        for i in range(a.shape[0]):
-            for j in range(a.shape[1]):
-                ax.text(j, i, f"{a[i, j]:.2f}", ha="center", va="center", fontsize=8)
-        fig.colorbar(im, ax=ax, label="AUROC (0.5 = chance)")
-        ax.set_title(f"Transfer AUROC, {self.probe}")
-        fig.tight_layout()
-        return _save_fig(fig, path)
-
-
 def transfer_matrix(
     factory: ProbeFactory,
     X: np.ndarray,
@@ -401,7 +351,14 @@ def transfer_matrix(
                     )
                 )
         cells.append(row)
-    return TransferMatrix(probe_name or str(factory), names, cells, {"by": by, "n_splits": n_splits, "seed": seed})
+    return TransferMatrix(
+        names,
+        names,
+        [[c.auroc if usable(c.auroc) else None for c in row] for row in cells],
+        probe_name or str(factory),
+        [[c.accuracy if usable(c.accuracy) else None for c in row] for row in cells],
+        {"by": by, "n_splits": n_splits, "seed": seed},
+    )
 
 
 def leave_one_topic_out(
@@ -435,63 +392,6 @@ def polarity_transfer(
 # ---- layer sweep ------------------------------------------------------------------------
 
 
-@dataclass
-class LayerSweep:
-    """Per-layer AUROC on validation and test parts; the layer is chosen on validation only."""
-
-    probe: str
-    layers: list[int]
-    validation: list[Estimate]
-    test: list[Estimate]
-    chosen_layer: int
-    n_train: int
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def test_at_chosen(self) -> Estimate:
-        return self.test[self.layers.index(self.chosen_layer)]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "probe": self.probe,
-            "layers": self.layers,
-            "chosen_layer": self.chosen_layer,
-            "n_train": self.n_train,
-            "meta": self.meta,
-            "validation": [e.to_dict() for e in self.validation],
-            "test": [e.to_dict() for e in self.test],
-            "test_at_chosen": self.test_at_chosen.to_dict(),
-        }
-
-    def to_markdown(self) -> str:
-        rows = [
-            f"| {layer} | {v.value:.3f} [{v.lo:.3f}, {v.hi:.3f}] | {t.value:.3f} [{t.lo:.3f}, {t.hi:.3f}] |"
-            + (" ← chosen on validation" if layer == self.chosen_layer else "")
-            for layer, v, t in zip(self.layers, self.validation, self.test)
-        ]
-        return "\n".join(["| layer | validation AUROC | test AUROC |", "|---|---|---|", *rows])
-
-    def plot(self, path: Union[str, Path]) -> Path:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(7, 4))
-        for series, label, colour in ((self.validation, "validation", "tab:blue"), (self.test, "test", "tab:orange")):
-            ax.plot(self.layers, [e.value for e in series], marker="o", label=label, color=colour)
-            ax.fill_between(self.layers, [e.lo for e in series], [e.hi for e in series], alpha=0.2, color=colour)
-        ax.axvline(self.chosen_layer, ls="--", color="grey", label=f"chosen on validation: {self.chosen_layer}")
-        ax.axhline(0.5, ls=":", color="black", lw=0.8)
-        ax.set_xlabel("layer (0 = embeddings)")
-        ax.set_ylabel("AUROC (95% interval)")
-        ax.set_ylim(0, 1.02)
-        ax.set_title(f"Layer sweep, {self.probe}")
-        ax.legend(loc="lower right")
-        fig.tight_layout()
-        return _save_fig(fig, path)
-
-
 def layer_sweep(
     factory: ProbeFactory,
     X_layers: np.ndarray,
@@ -516,12 +416,15 @@ def layer_sweep(
         vals.append(auroc(probe.decision_function(X_layers[val, k]), S_va.lie_labels, groups=S_va.group, seed=seed))
         tests.append(auroc(probe.decision_function(X_layers[test, k]), S_te.lie_labels, groups=S_te.group, seed=seed))
     best = int(np.argmax([v.value for v in vals]))
+    name = probe_name or str(factory)
     return LayerSweep(
-        probe_name or str(factory),
         [int(v) for v in layers],
-        vals,
         tests,
         int(layers[best]),
+        "validation split (test AUROC shown)",
+        name,
+        vals,
+        name,
         len(train),
         {"fractions": list(fractions), "seed": seed, "n_validation": len(val), "n_test": len(test)},
     )
@@ -547,17 +450,3 @@ def loglik_scores(
     for lo in tqdm(range(0, len(texts), batch), desc="log-likelihood", disable=not progress):
         out[lo : lo + batch] = -np.asarray(backend.score_options(prefix, texts[lo : lo + batch]), dtype=float)
     return out
-
-
-def _save_fig(fig: Any, path: Union[str, Path]) -> Path:
-    import matplotlib.pyplot as plt
-
-    from liedar._util.atomic import atomic_path
-
-    path = Path(path)
-    try:
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, dpi=120, format="png")
-    finally:
-        plt.close(fig)
-    return path

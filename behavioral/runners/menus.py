@@ -18,6 +18,7 @@ Two ways to choose:
 
 from __future__ import annotations
 
+import argparse
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -25,6 +26,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from liedar._util.argtypes import comma_list, nonnegative_float, open_unit_interval, positive_int
+from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun
 from liedar.behavioral.items.menus import (
     FRAMINGS,
     LETTERS,
@@ -36,6 +39,7 @@ from liedar.behavioral.items.menus import (
     render_question,
     vignettes,
 )
+from liedar.behavioral.menus_summary import study_tables
 from liedar.behavioral.revealed import (
     HoutmanMaksResult,
     MenuChoiceLog,
@@ -51,7 +55,9 @@ from liedar.behavioral.revealed import (
 )
 from liedar.behavioral.runners.common import letter_continuations
 from liedar.errors import InputError
-from liedar.stats import Estimate, wilson
+from liedar.results import Section
+from liedar.rows import add_measure, default_interval
+from liedar.stats import DEFAULT_INTERVAL, Estimate, proportion, wilson
 
 MODES = ("deterministic", "stochastic")
 
@@ -406,3 +412,148 @@ def load_and_run_menu_study(
     from liedar import models
 
     return run_menu_study(models.load(model, backend=backend, **(load_kwargs or {})), **kwargs)
+
+
+class MenuStudy(Instrument):
+    """``liedar behavioral menus``: is one stable ranking behind the model's choices across
+    menus (SARP, WARP, IIA, Houtman-Maks; RUM in stochastic mode)?"""
+
+    name = "menus"
+    title = "revealed-preference tests (SARP, IIA, Houtman-Maks, RUM) on choices across menus"
+    demo = DemoPlan(
+        full={"limit": 3, "tiers": ("clear",), "framings": ("minimal",)},
+        quick={"limit": 3, "tiers": ("clear",), "framings": ("minimal",)},
+        order=60,
+    )
+    version = 2
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--mode",
+            default="deterministic",
+            choices=MODES,
+            help="deterministic: argmax of option-letter log-probs; stochastic: K sampled replies",
+        )
+        parser.add_argument(
+            "--samples", type=positive_int, default=None, help="K, samples per menu in stochastic mode (default 20)"
+        )
+        parser.add_argument(
+            "--temperature", type=nonnegative_float, default=None, help="sampling temperature, stochastic mode (0.7)"
+        )
+        parser.add_argument("--scenarios", type=comma_list, default=None, help="comma-separated scenario keys (all)")
+        parser.add_argument(
+            "--tiers", type=comma_list, default=None, help="comma-separated tiers: clear,binary,ambiguous,adversarial"
+        )
+        parser.add_argument(
+            "--framings",
+            type=comma_list,
+            default=None,
+            help="comma-separated framings: minimal,decision_tree,conservative,aggressive,chain_of_thought",
+        )
+        parser.add_argument(
+            "--alpha", type=open_unit_interval, default=None, help="level of the RUM test, stochastic mode (0.05)"
+        )
+        parser.add_argument(
+            "--bootstrap", type=positive_int, default=None, help="bootstrap draws for the RUM p-value (199)"
+        )
+        parser.add_argument(
+            "--order",
+            default="shuffled",
+            choices=ORDERS,
+            help="letter the options in a seeded random order per menu (default), or always mild -> drastic",
+        )
+
+    def options(self, args: argparse.Namespace) -> dict[str, Any]:
+        stochastic_only = {"--samples": args.samples, "--temperature": args.temperature, "--alpha": args.alpha,
+                           "--bootstrap": args.bootstrap}  # fmt: skip
+        if args.mode == "deterministic":
+            given = [flag for flag, v in stochastic_only.items() if v is not None]
+            if given:
+                raise InputError(
+                    f"{', '.join(given)} only apply to --mode stochastic (deterministic mode scores each menu once)"
+                )
+        opts = {
+            "mode": args.mode,
+            "samples": 20 if args.samples is None else args.samples,
+            "temperature": 0.7 if args.temperature is None else args.temperature,
+            "tiers": args.tiers,
+            "framings": args.framings,
+            "alpha": 0.05 if args.alpha is None else args.alpha,
+            "rum_bootstrap": 199 if args.bootstrap is None else args.bootstrap,
+            "order": args.order,
+        }
+        check_study_arguments(opts["mode"], opts["samples"], opts["temperature"], args.scenarios, args.tiers,
+                              args.framings)  # fmt: skip
+        return {**opts, "scenarios": args.scenarios}
+
+    def items(
+        self, *, limit: Optional[int] = None, seed: int = 0, scenarios: Optional[Sequence[str]] = None, **options: Any
+    ) -> list[str]:
+        """Scenario keys (each brings its vignettes, framings and 15 menus); ``limit``
+        scenarios in the bank's order."""
+        keys = list(scenarios or SCENARIOS)
+        return keys if limit is None else keys[:limit]
+
+    def run(
+        self,
+        backend: Any,
+        items: Sequence[str],
+        *,
+        interval: str = DEFAULT_INTERVAL,
+        seed: int = 0,
+        progress: bool = False,
+        scenarios: Optional[Sequence[str]] = None,
+        **options: Any,
+    ) -> InstrumentRun:
+        study = run_menu_study(backend, scenarios=list(items), seed=seed, progress=progress, **options)
+        return InstrumentRun(self.name, study, [], (), dict(options))
+
+    def section(self, run: InstrumentRun) -> Section:
+        """SARP pass rate, IIA-reversal rate and (stochastic mode) mixed menus."""
+        study = run.result
+        configs = study.configs
+        s = Section()
+        with_rev = sum(1 for c in configs if c.iia_reversals > 0)
+        add_measure(
+            s,
+            id="sarp_pass",
+            label="SARP pass rate (menu study configurations)",
+            instrument="revealed",
+            scale="proportion",
+            estimate=default_interval(study.sarp_pass()),
+            higher_is_deceptive=False,
+            details={
+                "mode": study.mode,
+                "pass_counting_parse_fail_as_revealed": default_interval(study.sarp_pass(True)).to_dict(),
+                "parse_fails": sum(c.n_parse_fail for c in configs),
+                "notes": list(study.notes),
+            },
+        )
+        add_measure(
+            s,
+            id="iia_reversal_configs",
+            label="Configurations with an IIA reversal (menu study)",
+            instrument="revealed",
+            scale="proportion",
+            estimate=proportion(with_rev, len(configs), "propensity", DEFAULT_INTERVAL),
+            higher_is_deceptive=True,
+            details={
+                "total_reversals": sum(c.iia_reversals for c in configs),
+                "by_scenario": study.iia_reversals_by_scenario(),
+            },
+        )
+        if study.mode == "stochastic":  # deterministic studies sample each menu once: nothing to be mixed
+            add_measure(
+                s,
+                "no menu had repeated samples to compare",
+                id="mixed_menus",
+                label="Mixed menus (samples not unanimous)",
+                instrument="revealed",
+                scale="proportion",
+                estimate=default_interval(study.mixed_menu_share()),
+                higher_is_deceptive=None,
+            )
+        return s
+
+    def summary(self, run: InstrumentRun) -> str:
+        return study_tables(run.result)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sample_items
 from liedar.behavioral.items.claims import NegationPair, negation_pairs, user_message
 from liedar.behavioral.negation import NegationRecord, NegationResult, negation_consistency
 from liedar.behavioral.runners.yesno import ask_yes_no
+from liedar.results import Section
+from liedar.rows import add_measure, attach_caveats, usable
 from liedar.stats import DEFAULT_INTERVAL
 
 PROTOCOL = (
@@ -36,3 +39,59 @@ def run_negation(
 ) -> tuple[NegationResult, list[NegationRecord]]:
     records = negation_records(backend, negation_pairs() if pairs is None else pairs, progress=progress)
     return negation_consistency(records, interval=interval, protocol=PROTOCOL), records
+
+
+class NegationConsistency(Instrument):
+    """``liedar behavioral negation``: P(yes|Q) + P(yes|not Q), neutral vs honesty-costly roles."""
+
+    name = "negation"
+    title = "negation consistency P(yes|Q)+P(yes|not Q), neutral vs honesty-costly claims"
+    caveat_rows = {"few_pairs": ("negation_selective",)}
+    demo = DemoPlan(full={"limit": 40}, quick={"limit": 16}, order=40)
+    version = 2
+
+    def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[NegationPair]:
+        """``limit`` pairs, half from each group (the selective test compares the groups)."""
+        return sample_items(negation_pairs(), limit, seed, group=lambda p: p.group)
+
+    def run(
+        self,
+        backend: Any,
+        items: Sequence[NegationPair],
+        *,
+        interval: str = DEFAULT_INTERVAL,
+        seed: int = 0,
+        progress: bool = False,
+        **options: Any,
+    ) -> InstrumentRun:
+        res, records = run_negation(backend, items, interval=interval, progress=progress)
+        return InstrumentRun(self.name, res, records, res.warnings, {})
+
+    def section(self, run: InstrumentRun, ceiling: Optional[str] = None) -> Section:
+        res = run.result
+        s = Section()
+        add_measure(
+            s,
+            id="negation_inconsistency",
+            label="Negation inconsistency index (all pairs)",
+            instrument="negation",
+            scale="proportion",
+            estimate=res.overall.inconsistency,
+            ceiling=ceiling,
+            details={
+                "reading": res.reading,
+                "yes_bias": res.overall.yes_bias.to_dict() if usable(res.overall.yes_bias) else None,
+            },
+        )
+        add_measure(
+            s,
+            id="negation_selective",
+            label=f"Selective inconsistency ({res.costly_group} − {res.baseline_group})",
+            instrument="negation",
+            scale="difference",
+            estimate=res.selective,
+            ceiling=ceiling,
+            null_value=0.0,
+            details={"fisher": res.test.to_dict()},
+        )
+        return attach_caveats(s, run.caveats, self.caveat_rows)

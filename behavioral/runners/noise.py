@@ -9,12 +9,16 @@ would leave rounding error). The torch import lives here and only here in `behav
 
 from __future__ import annotations
 
+import argparse
 from typing import Any, Optional, Sequence
 
+from liedar._util.argtypes import float_list, positive_int
+from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sample_items
 from liedar.behavioral.items.mcq import N_OPTIONS, MCQItem, load_mcq_bank
 from liedar.behavioral.noise import NoiseComparison, NoiseTrial, noise_curve
 from liedar.behavioral.runners.elicitation import (
     DEFAULT_SHOTS,
+    PROTOCOLS,
     ElicitationContext,
     check_protocols,
     correctness_under,
@@ -22,7 +26,9 @@ from liedar.behavioral.runners.elicitation import (
     describe,
 )
 from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM
-from liedar.errors import IncompatibleError
+from liedar.errors import IncompatibleError, InputError
+from liedar.results import Comparison, Section
+from liedar.rows import add_measure, attach_caveats, ceiling_row, comparable
 from liedar.stats import DEFAULT_INTERVAL
 
 SANDBAG_SYSTEM = (
@@ -116,3 +122,94 @@ def run_noise(
     comparison = NoiseComparison(curves["honest"], curves.get("sandbagger"), description)
     raw = [{"condition": c, **t.to_dict()} for c, ts in trials.items() for t in ts]
     return comparison, raw
+
+
+class WeightNoise(Instrument):
+    """``liedar behavioral noise``: accuracy under weight noise, honest vs prompted sandbagger."""
+
+    name = "noise"
+    title = "weight-noise elicitation (Tice et al. 2025): honest vs prompted sandbagger (transformers only)"
+    backends = ("transformers",)
+    caveat_rows: dict[str, tuple[str, ...]] = {}  # a curve's caveats (its own baseline) sit on its φ row
+    drop_caveats = ("phi_undefined",)  # the not-computable φ row says it
+    demo = DemoPlan(
+        full={"limit": 30, "sigmas": (0.0, 0.002, 0.008), "seeds": (0, 1)},
+        quick=None,
+        quick_reason="skipped by --quick (weight noise re-scores every item at every noise level and seed)",
+        order=70,
+    )
+    version = 2
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--sigmas",
+            type=float_list,
+            default=list(DEFAULT_SIGMAS),
+            help="comma-separated noise standard deviations, each >= 0 (0 = baseline is always included)",
+        )
+        parser.add_argument("--seeds", type=positive_int, default=len(DEFAULT_SEEDS), help="noise seeds per level")
+        parser.add_argument(
+            "--protocol",
+            default="zero_shot_letter",
+            choices=tuple(PROTOCOLS),
+            help="elicitation protocol scoring every level (default zero_shot_letter; e.g. cloze_norm)",
+        )
+
+    def options(self, args: argparse.Namespace) -> dict[str, Any]:
+        if any(s < 0 for s in args.sigmas):
+            raise InputError(f"--sigmas {args.sigmas}: a standard deviation cannot be negative")
+        return {"sigmas": tuple(args.sigmas), "seeds": tuple(range(args.seeds)), "protocol": args.protocol}
+
+    def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[MCQItem]:
+        return sample_items(load_mcq_bank(), limit, seed, group=lambda it: it.topic)
+
+    def run(
+        self,
+        backend: Any,
+        items: Sequence[MCQItem],
+        *,
+        interval: str = DEFAULT_INTERVAL,
+        seed: int = 0,
+        progress: bool = False,
+        **options: Any,
+    ) -> InstrumentRun:
+        comparison, trials = run_noise(backend, items, interval=interval, progress=progress, **options)
+        caveats = comparison.honest.warnings + (comparison.sandbagger.warnings if comparison.sandbagger else ())
+        return InstrumentRun(self.name, comparison, trials, caveats, dict(options))
+
+    def section(self, run: InstrumentRun) -> Section:
+        res = run.result
+        cid = "noise_ceiling"
+        s = Section(
+            ceilings=[
+                ceiling_row(
+                    cid,
+                    "MCQ accuracy, unnoised honest model",
+                    res.protocol,
+                    float(res.honest.chance),
+                    res.honest.baseline,
+                )
+            ]
+        )
+        for key, curve in (("honest", res.honest), ("sandbagger", res.sandbagger)):
+            if curve is None:
+                continue
+            mid = f"noise_phi_{key}"
+            add_measure(
+                s,
+                id=mid,
+                label=f"Weight-noise φ, {curve.condition}",
+                instrument="noise",
+                scale="ratio",
+                estimate=curve.phi,
+                ceiling=cid,
+                null_value=1.0,
+                flag=None,
+                details={"best_sigma": curve.best_sigma, "monotone": curve.monotone, "reading": curve.reading},
+            )
+            attach_caveats(s, curve.warnings, self.caveat_rows, default=(mid,), drop=self.drop_caveats)
+        if comparable(s, "noise_phi_honest", "noise_phi_sandbagger"):
+            s.comparisons.append(
+                Comparison("noise_phi_honest", "noise_phi_sandbagger", "Weight noise: honest vs sandbagger")
+            )
+        return s

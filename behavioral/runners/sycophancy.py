@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sample_items
 from liedar.behavioral.items.claims import user_message
 from liedar.behavioral.items.sycophancy import SYSTEM, SycophancyItem, sycophancy_items
 from liedar.behavioral.runners.yesno import ask_yes_no
 from liedar.behavioral.sycophancy import SycophancyRecord, SycophancyResult, sycophancy
+from liedar.results import Comparison, Section
+from liedar.rows import add_measure, attach_caveats, ceiling_row, comparable
 from liedar.stats import DEFAULT_INTERVAL
 
 PROTOCOL = (
@@ -41,3 +44,125 @@ def run_sycophancy(
 ) -> tuple[SycophancyResult, list[SycophancyRecord]]:
     records = sycophancy_records(backend, sycophancy_items() if items is None else items, progress=progress)
     return sycophancy(records, interval=interval, protocol=PROTOCOL), records
+
+
+class Sycophancy(Instrument):
+    """``liedar behavioral sycophancy``: flip rates under user pressure, user wrong vs right."""
+
+    name = "sycophancy"
+    title = "sycophancy flip rate under user pressure, conditioned on the user being wrong"
+    caveat_rows = {
+        "ceiling_near_chance": ("sycophancy_ceiling",),
+        "unbalanced_pressure": ("sycophancy_flip", "sycophancy_instability", "sycophancy_excess"),
+    }
+    drop_caveats = ("no_denominator",)  # the not-computable row already says it
+    demo = DemoPlan(full={"limit": 40}, quick={"limit": 16}, order=30)
+    version = 2
+
+    def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[SycophancyItem]:
+        """Whole claims (both suggestions of each: balanced pressure), sampled across truth
+        values; ``limit`` counts items, so ``limit // 2`` claims."""
+        bank = sycophancy_items()
+        claims = sorted({it.claim.claim_id: it.claim for it in bank}.values(), key=lambda c: c.claim_id)
+        keep_n = None if limit is None else max(1, limit // 2)
+        keep = {c.claim_id for c in sample_items(claims, keep_n, seed, group=lambda c: c.truth)}
+        return [it for it in bank if it.claim.claim_id in keep]
+
+    def run(
+        self,
+        backend: Any,
+        items: Sequence[SycophancyItem],
+        *,
+        interval: str = DEFAULT_INTERVAL,
+        seed: int = 0,
+        progress: bool = False,
+        **options: Any,
+    ) -> InstrumentRun:
+        res, records = run_sycophancy(backend, items, interval=interval, progress=progress)
+        return InstrumentRun(self.name, res, records, res.warnings, {})
+
+    def section(self, run: InstrumentRun, chance: float = 0.5) -> Section:
+        """Each flip rate is conditioned on items the model got right when neutral (only a
+        right answer can flip), so with few right answers a rate has no denominator: the row
+        then says how many records there were and that none qualified."""
+        res = run.result
+        cid = "sycophancy_ceiling"
+        s = Section(
+            ceilings=[
+                ceiling_row(
+                    cid,
+                    "yes/no accuracy, neutral prompt",
+                    res.protocol or "neutral prompt",
+                    chance,
+                    res.neutral_accuracy,
+                )
+            ]
+        )
+
+        def none_right(n: int, who: str) -> str:
+            return (
+                f"0 of the {n} records where the user was {who} were answered correctly when neutral, "
+                "so no correct answer could flip"
+            )
+
+        add_measure(
+            s,
+            none_right(res.n_user_wrong, "wrong"),
+            id="sycophancy_flip",
+            label="Sycophancy flip rate (user wrong)",
+            instrument="sycophancy",
+            scale="proportion",
+            estimate=res.capitulation,
+            ceiling=cid,
+            details={"reading": res.reading, "n_user_wrong": res.n_user_wrong},
+        )
+        add_measure(
+            s,
+            none_right(res.n_user_right, "right"),
+            id="sycophancy_instability",
+            label="Flip rate when the user is right (control)",
+            instrument="sycophancy",
+            scale="proportion",
+            estimate=res.instability,
+            ceiling=cid,
+            higher_is_deceptive=False,
+            details={"n_user_right": res.n_user_right},
+        )
+        missing = [m.label for m in s.measures if m.estimate is None]
+        add_measure(
+            s,
+            f"needs both flip rates, and {' and '.join(missing)} {'were' if len(missing) > 1 else 'was'} not computable"
+            if missing
+            else "",
+            id="sycophancy_excess",
+            label="Sycophancy excess (user wrong − user right)",
+            instrument="sycophancy",
+            scale="difference",
+            estimate=res.excess,
+            ceiling=cid,
+            null_value=0.0,
+            details={"fisher": res.test.to_dict()},
+        )
+        add_measure(
+            s,
+            f"the model answered every one of the {res.n_user_right} user-right records correctly when neutral, "
+            "so there was no wrong answer to correct",
+            id="sycophancy_update",
+            label="Appropriate update (user right, model wrong when neutral)",
+            instrument="sycophancy",
+            scale="proportion",
+            estimate=res.appropriate_update,
+            ceiling=cid,
+            higher_is_deceptive=None,
+        )
+        if comparable(s, "sycophancy_flip", "sycophancy_instability"):
+            s.comparisons.append(
+                Comparison("sycophancy_flip", "sycophancy_instability", "Sycophancy: user wrong vs user right")
+            )
+        return attach_caveats(
+            s,
+            run.caveats,
+            self.caveat_rows,
+            default=("sycophancy_flip", "sycophancy_instability", "sycophancy_excess"),
+            drop=self.drop_caveats,
+        )

@@ -9,8 +9,9 @@ report.json and figures/.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
+
+from liedar.commands.args import add_model_arguments, add_output_argument, add_seed_argument, input_dir
 
 
 def register(subparsers: "argparse._SubParsersAction") -> None:
@@ -21,15 +22,7 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
         "and the behavioural instruments on one model, then write OUTPUT/index.html, report.md, "
         "report.json and figures/. Each step is cached in OUTPUT/results/: re-running resumes.",
     )
-    p.add_argument(
-        "--model", default="smollm2-135m", help="built-in name, .gguf file or HF folder (default smollm2-135m)"
-    )
-    p.add_argument(
-        "--backend",
-        default="transformers",
-        choices=("transformers", "llamacpp"),
-        help="model backend (default transformers; weight noise needs transformers)",
-    )
+    add_model_arguments(p, backend_help="weight noise needs transformers")
     p.add_argument(
         "--quick",
         action="store_true",
@@ -37,31 +30,19 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
     )
     p.add_argument(
         "--datasets",
-        type=Path,
+        type=input_dir,
         default=None,
         metavar="PATH",
         help="also probe on external statement sets (e.g. ../shared/datasets)",
     )
-    p.add_argument(
-        "--output",
-        type=Path,
-        default=Path("liedar-report"),
-        metavar="DIR",
-        help="report folder (default liedar-report)",
-    )
-    p.add_argument("--seed", type=int, default=0, help="seed for every sampled choice (default 0)")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads for the model (default 2)")
+    add_output_argument(p, "report folder (default liedar-report)", kind="dir", default=Path("liedar-report"))
+    add_seed_argument(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from liedar.errors import InputError
     from liedar.pipeline.demo import DemoConfig, run_demo
 
-    if args.datasets is not None and not Path(args.datasets).is_dir():
-        raise InputError(f"--datasets {args.datasets} is not a folder: give the folder holding truth_is_universal/")
     config = DemoConfig(args.model, args.backend, args.quick, args.datasets, args.output, args.seed, args.threads)
     outcome = run_demo(config)
     not_ok = [s for s in outcome.steps if s.status != "ok"]

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 
+from liedar.commands.args import add_model_arguments, add_output_argument, layer_list
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -21,29 +23,15 @@ def register(subparsers) -> None:
         description="Run a model over a statement,label CSV or a JSONL file and save the hidden states "
         "at the chosen layers (0 = embeddings, i = block i, n+1 = final norm).",
     )
-    p.add_argument("--model", required=True, help="built-in name (smollm2-135m, gemma3-270m), .gguf file or HF folder")
-    p.add_argument("--backend", choices=["transformers", "llamacpp"], default="transformers")
+    add_model_arguments(p, default=None)
     p.add_argument(
         "--data", required=True, help="statement,label CSV (extra columns ignored), JSONL, or a built-in set"
     )
-    p.add_argument("--layers", required=True, help="comma-separated layer numbers, e.g. 6,12")
+    p.add_argument("--layers", type=layer_list, required=True, help="layers: 12, 6,12,18 or a range 4-8")
     p.add_argument("--position", choices=["last", "mean"], default="last", help="token pooling (default: last)")
-    p.add_argument("--output", required=True, help="output directory")
-    p.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
+    add_output_argument(p, "output folder (activations.npz, metadata.json)", kind="dir", required=True)
     p.add_argument("--no-cache", action="store_true", help="skip the activation cache")
     p.set_defaults(func=run)
-
-
-def parse_layers(spec: str) -> list[int]:
-    from liedar.errors import InputError
-
-    try:
-        layers = [int(x) for x in spec.split(",") if x.strip()]
-    except ValueError:
-        raise InputError(f"--layers {spec!r} must be comma-separated integers, e.g. 6,12") from None
-    if not layers:
-        raise InputError("--layers is empty; give e.g. 6,12")
-    return layers
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from liedar.models.storage import atomic_file
     from liedar.probes.datasets import resolve_data
 
-    layers = parse_layers(args.layers)
+    layers = args.layers
     data = resolve_data(args.data)
     backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
     backend.check_layers(layers)
@@ -70,7 +58,6 @@ def run(args: argparse.Namespace) -> int:
         hidden = cached_hidden_states(backend, data.inputs, layers, args.position, progress=True, stats=stats)
     seconds = time.perf_counter() - started
     out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
     with atomic_file(out / "activations.npz") as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, hidden=hidden, labels=data.labels, layers=np.array(layers))

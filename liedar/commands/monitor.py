@@ -23,59 +23,67 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+import math
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Optional, Sequence
+
+from liedar._util.atomic import AtomicLines, write_json_atomic
+from liedar.commands.args import (
+    OneLineParser,
+    add_model_arguments,
+    add_output_argument,
+    add_seed_argument,
+    input_file,
+    nonnegative_float,
+    open_unit_interval,
+    output_file,
+    positive_int,
+    refuse_overwrite,
+    usage_error,
+)
 
 SUBCOMMANDS = ("run", "calibrate", "audit")
 _RED, _RESET = "\033[1;31m", "\033[0m"
 
 
-class _DefaultRunParser(argparse.ArgumentParser):
-    """Treats ``liedar monitor [options] PROMPT`` as ``liedar monitor run ...``."""
+def with_default_subcommand(argv: list[str]) -> list[str]:
+    """``liedar monitor [options] PROMPT`` means ``liedar monitor run [options] PROMPT``.
 
-    def parse_known_args(self, args: Optional[Sequence[str]] = None, namespace: Any = None):  # type: ignore[override]
-        args = list(sys.argv[1:] if args is None else args)
-        if args and args[0] not in SUBCOMMANDS and args[0] not in ("-h", "--help"):
-            args = ["run", *args]
-        return super().parse_known_args(args, namespace)
+    Applied by `liedar.cli.main` to the raw arguments, so no argparse internals are patched.
+    """
+    if len(argv) >= 2 and argv[0] == "monitor" and argv[1] not in (*SUBCOMMANDS, "-h", "--help"):
+        return ["monitor", "run", *argv[1:]]
+    return argv
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    # add_parser builds the parser with the action's parser class; swap it for this one
-    # parser only so that `run` can be the default subcommand.
-    default_class = subparsers._parser_class
-    subparsers._parser_class = _DefaultRunParser
-    try:
-        parser = subparsers.add_parser(
-            "monitor",
-            help="inline honesty monitor: score each generated token with a lie probe",
-            description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-    finally:
-        subparsers._parser_class = default_class
-    sub = parser.add_subparsers(
-        dest="monitor_command", metavar="{run,calibrate,audit}", parser_class=argparse.ArgumentParser
+    parser = subparsers.add_parser(
+        "monitor",
+        help="inline honesty monitor: score each generated token with a lie probe",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    sub = parser.add_subparsers(dest="monitor_command", metavar="{run,calibrate,audit}", parser_class=OneLineParser)
 
     run_p = sub.add_parser("run", help="generate a response and mark flagged sentences (default)")
     _common(run_p)
     run_p.add_argument("prompt", help="the user's message (rendered with the model's chat template)")
     run_p.add_argument("--raw", action="store_true", help="continue PROMPT as plain text, no chat template")
-    run_p.add_argument("--max-tokens", type=int, default=64, help="tokens to generate (default 64)")
-    run_p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
-    run_p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    run_p.add_argument("--max-tokens", type=positive_int, default=64, help="tokens to generate (default 64)")
+    run_p.add_argument(
+        "--temperature", type=nonnegative_float, default=0.0, help="sampling temperature; 0 = greedy (default)"
+    )
+    add_seed_argument(run_p, "sampling (used only when --temperature > 0)")
     run_p.add_argument(
         "--threshold",
         default=None,
+        type=threshold_value,
         help="flag above this score: a number or a JSON file from `liedar monitor calibrate` "
         "(default: the probe's stored threshold, else 0)",
     )
-    run_p.add_argument("--jsonl", type=Path, help="write one JSON record per generated token to this file")
-    run_p.add_argument("--output", type=Path, help="write the whole result (tokens, sentences, score) as JSON")
+    run_p.add_argument("--jsonl", type=output_file, help="write one JSON record per generated token to this file")
+    add_output_argument(run_p, "write the whole result (tokens, sentences, score) as JSON")
     run_p.add_argument(
         "--color",
         choices=("auto", "always", "never"),
@@ -88,99 +96,117 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(cal_p)
     cal_p.add_argument(
         "--control",
-        type=Path,
+        type=input_file,
         required=True,
         help="JSONL of honest transcripts: {prompt, response} or {dialogue: [...]} per line, optional label",
     )
-    cal_p.add_argument("--fpr", type=float, default=0.01, help="target false-positive rate (default 0.01)")
-    cal_p.add_argument("--held-out", type=float, default=0.5, help="fraction held out to measure the FPR (default 0.5)")
-    cal_p.add_argument("--seed", type=int, default=0, help="seed of the calibration/held-out split (default 0)")
-    cal_p.add_argument("--output", type=Path, required=True, help="JSON file for the threshold and its evidence")
+    cal_p.add_argument("--fpr", type=open_unit_interval, default=0.01, help="target false-positive rate (default 0.01)")
+    cal_p.add_argument(
+        "--held-out",
+        type=open_unit_interval,
+        default=0.5,
+        help="fraction held out to measure the FPR (default 0.5)",
+    )
+    add_seed_argument(cal_p, "the calibration/held-out split")
+    add_output_argument(cal_p, "JSON file for the threshold and its evidence", required=True)
     cal_p.set_defaults(func=calibrate)
 
     audit_p = sub.add_parser("audit", help="score recorded transcripts offline (optionally labelled)")
     _common(audit_p)
     audit_p.add_argument(
         "--transcripts",
-        type=Path,
+        type=input_file,
         required=True,
         help="JSONL: {prompt, response} or {dialogue: [...]} per line; optional label (honest/deceptive) and id",
     )
     audit_p.add_argument(
         "--threshold",
         default=None,
+        type=threshold_value,
         help="flag above this score: a number or a `liedar monitor calibrate` file (default: the probe's, else 0)",
     )
-    audit_p.add_argument("--output", type=Path, help="write one JSON record per transcript to this JSONL file")
+    add_output_argument(audit_p, "write one JSON record per transcript to this JSONL file")
     audit_p.set_defaults(func=audit)
-    parser.set_defaults(func=lambda args: _usage(parser))
+    parser.set_defaults(func=lambda args: usage_error(parser))
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", required=True, help="built-in name (smollm2-135m, gemma3-270m) or a local path")
-    p.add_argument(
-        "--backend", choices=("transformers", "llamacpp"), default="transformers", help="(default transformers)"
-    )
-    p.add_argument("--probe", type=Path, required=True, help="probe file saved by `liedar probe train` (.npz)")
+    add_model_arguments(p, default=None)
+    p.add_argument("--probe", type=input_file, required=True, help="probe file saved by `liedar probe train` (.npz)")
     p.add_argument(
         "--aggregate", choices=("mean", "max", "last"), default="mean", help="pool token scores (default mean)"
     )
-    p.add_argument("--threads", type=int, default=2, help="CPU threads for the model (default 2)")
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 def _load_monitor(args: argparse.Namespace, threshold: Optional[float] = None):
     from liedar import models
-    from liedar.errors import InputError
+    from liedar.probes.io import load_probe
     from liedar.probes.monitor import HonestyMonitor
 
-    if not Path(args.probe).is_file():  # before spending seconds on loading the model
-        raise InputError(f"probe file not found: {args.probe} (train one with `liedar probe train`)")
+    load_probe(args.probe)  # a damaged probe file is refused before seconds go into loading the model
     backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
     return HonestyMonitor.from_file(backend, args.probe, aggregate=args.aggregate, threshold=threshold)
 
 
-def _threshold_arg(value: Optional[str], aggregate: str) -> Optional[float]:
+class ThresholdValue(float):
+    """A --threshold value: a finite number, or the threshold read from a calibration file
+    (``source`` keeps the file, whose aggregate and control hash are checked later)."""
+
+    source: Optional[Path] = None
+    aggregate: Optional[str] = None
+
+
+def threshold_value(text: str) -> ThresholdValue:
+    """Parse --threshold at parse time: a finite number or a `liedar monitor calibrate` file."""
+    try:
+        number = float(text)
+    except ValueError:
+        number = None
+    if number is not None:
+        if not math.isfinite(number):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number; give e.g. 1.5 or threshold.json")
+        return ThresholdValue(number)
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a number nor a calibration file (e.g. threshold.json)")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        value = float(data["threshold"])
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        raise argparse.ArgumentTypeError(
+            f"{path} is not a `liedar monitor calibrate` output (no numeric 'threshold')"
+        ) from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{path}: its threshold is not finite; re-run `liedar monitor calibrate`")
+    out = ThresholdValue(value)
+    out.source, out.aggregate = path, data.get("aggregate") if isinstance(data, dict) else None
+    return out
+
+
+def _threshold_arg(value: Optional[ThresholdValue], aggregate: str) -> Optional[float]:
     from liedar.errors import InputError
 
     if value is None:
         return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    path = Path(value)
-    if not path.is_file():
+    if value.source is not None and value.aggregate not in (None, aggregate):
         raise InputError(
-            f"--threshold {value!r} is neither a number nor a calibration file: give e.g. 1.5 or threshold.json"
+            f"{value.source} was calibrated for --aggregate {value.aggregate}, not {aggregate}: use the same aggregate"
         )
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        threshold = float(data["threshold"])
-    except (ValueError, KeyError, TypeError):
-        raise InputError(f"{path} is not a `liedar monitor calibrate` output (no numeric 'threshold')") from None
-    if data.get("aggregate", aggregate) != aggregate:
-        raise InputError(
-            f"{path} was calibrated for --aggregate {data['aggregate']}, not {aggregate}: use the same aggregate"
-        )
-    return threshold
+    return float(value)
 
 
 def run(args: argparse.Namespace) -> int:
     from liedar.errors import InputError
     from liedar.models.chat import Dialogue, Message
 
-    if args.max_tokens < 1:
-        raise InputError(f"--max-tokens must be at least 1, got {args.max_tokens}")
+    refuse_overwrite([args.jsonl, args.output], [args.probe])
+    if args.jsonl is not None and args.output is not None and args.jsonl.resolve() == args.output.resolve():
+        raise InputError(f"--jsonl and --output are the same file ({args.output}); give two different files")
     if not args.prompt.strip():
         raise InputError("the prompt is empty: give the text the model should respond to")
     monitor = _load_monitor(args, _threshold_arg(args.threshold, args.aggregate))
     prompt = args.prompt if args.raw else Dialogue.of(Message("user", args.prompt))
-    jsonl = _AtomicLines(args.jsonl) if args.jsonl else None
+    jsonl = AtomicLines(args.jsonl) if args.jsonl else None
     try:
         result = monitor.generate(
             prompt,
@@ -204,8 +230,6 @@ def run(args: argparse.Namespace) -> int:
         f"{sum(s.flagged for s in result.sentences)}/{len(result.sentences)} sentences flagged"
     )
     if args.output:
-        from liedar._util.atomic import write_json_atomic
-
         write_json_atomic(args.output, result.to_dict())
     return 0
 
@@ -235,10 +259,10 @@ def _score_recorded(monitor: Any, items: Sequence[Any], desc: str) -> list[Any]:
 
 
 def calibrate(args: argparse.Namespace) -> int:
-    from liedar._util.atomic import write_json_atomic
     from liedar.models.storage import sha256_file
     from liedar.probes.monitor_calibration import calibrate_threshold, load_control_file
 
+    refuse_overwrite([args.output], [args.control, args.probe])
     items = load_control_file(args.control)  # fails before loading a model when no honest item
     monitor = _load_monitor(args)
     scores = [r.score for r in _score_recorded(monitor, items, "monitor calibrate: scoring controls")]
@@ -272,13 +296,14 @@ def audit(args: argparse.Namespace) -> int:
     from liedar.probes.monitor_calibration import load_transcripts
     from liedar.stats import clopper_pearson
 
+    refuse_overwrite([args.output], [args.transcripts, args.probe, getattr(args.threshold, "source", None)])
     items = load_transcripts(args.transcripts)  # all input errors before the model loads
     if not items:
         raise InputError(f"{args.transcripts} holds no transcripts: write one JSON object per line")
     monitor = _load_monitor(args, _threshold_arg(args.threshold, args.aggregate))
     results = _score_recorded(monitor, items, "monitor audit: scoring transcripts")
     if args.output:
-        lines = _AtomicLines(args.output)
+        lines = AtomicLines(args.output)
         for item, res in zip(items, results):
             lines.write(
                 json.dumps(
@@ -313,7 +338,7 @@ def audit(args: argparse.Namespace) -> int:
         y = [0] * len(by_label["honest"]) + [1] * len(by_label["deceptive"])
         auc = auroc([r.score for r in labelled], y)
         print(f"AUROC honest vs deceptive: {auc.value:.3f} [{auc.lo:.3f}, {auc.hi:.3f}] (DeLong, n={auc.n})")
-    if _calibrated_on(args.threshold, args.transcripts):
+    if _calibrated_on(getattr(args.threshold, "source", None), args.transcripts):
         print(
             "note: the threshold was calibrated on this same file, so the rates above understate false "
             "positives; audit transcripts the calibration never saw"
@@ -324,37 +349,14 @@ def audit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _calibrated_on(threshold_arg: Optional[str], transcripts: Path) -> bool:
+def _calibrated_on(threshold_file: Optional[Path], transcripts: Path) -> bool:
     """Whether a `calibrate` output named by --threshold was computed from `transcripts`."""
     from liedar.models.storage import sha256_file
 
-    if threshold_arg is None or not Path(threshold_arg).is_file():
+    if threshold_file is None or not Path(threshold_file).is_file():
         return False
     try:
-        digest = json.loads(Path(threshold_arg).read_text(encoding="utf-8")).get("control_sha256")
+        digest = json.loads(Path(threshold_file).read_text(encoding="utf-8")).get("control_sha256")
     except (ValueError, AttributeError):
         return False
     return digest is not None and digest == sha256_file(Path(transcripts))
-
-
-class _AtomicLines:
-    """Lines streamed to a temporary file, renamed into place only when complete."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, self.tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        self.fh = os.fdopen(fd, "w", encoding="utf-8")
-
-    def write(self, line: str) -> None:
-        self.fh.write(line + "\n")
-        self.fh.flush()
-
-    def commit(self) -> None:
-        self.fh.close()
-        os.replace(self.tmp, self.path)
-
-    def abort(self) -> None:
-        self.fh.close()
-        if os.path.exists(self.tmp):
-            os.unlink(self.tmp)

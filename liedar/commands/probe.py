@@ -15,16 +15,22 @@ from __future__ import annotations
 
 import argparse
 
-from liedar._util.atomic import write_json_atomic
+from liedar._util.atomic import write_bytes_atomic, write_json_atomic
+from liedar.commands.args import (
+    ALL_LAYERS,
+    add_model_arguments,
+    add_output_argument,
+    add_seed_argument,
+    layers_or_all,
+    nonnegative_int,
+    usage_error,
+)
 
 PROBE_CHOICES = ("logistic", "mass-mean", "mass-mean-cov", "ttpd", "lat")
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--model", default="smollm2-135m", help="built-in name (smollm2-135m, gemma3-270m), .gguf or HF folder"
-    )
-    p.add_argument("--backend", choices=["transformers", "llamacpp"], default="transformers")
+def _common(p: argparse.ArgumentParser, output_kind: str) -> None:
+    add_model_arguments(p)
     p.add_argument(
         "--data",
         nargs="+",
@@ -33,9 +39,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--probe", choices=PROBE_CHOICES, default="logistic", help="probe type (default logistic)")
     p.add_argument("--position", choices=["last", "mean"], default="last", help="token pooling (default last)")
-    p.add_argument("--seed", type=int, default=0, help="seed for folds, splits and bootstrap (default 0)")
-    p.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
-    p.add_argument("--output", required=True, help="output file (train) or directory (eval, sweep)")
+    add_seed_argument(p, "folds, splits and bootstrap")
+    what = "the probe file (.npz + JSON metadata)" if output_kind == "file" else "output folder"
+    add_output_argument(p, what, kind=output_kind, required=True)
 
 
 def register(subparsers) -> None:
@@ -51,8 +57,8 @@ def register(subparsers) -> None:
         help="fit a probe on all given data and save it (.npz + JSON metadata)",
         description="Fit a probe at one layer; report its 5-fold group-CV AUROC; save it.",
     )
-    _common(t)
-    t.add_argument("--layer", type=int, required=True, help="layer (0 = embeddings, i = block i)")
+    _common(t, "file")
+    t.add_argument("--layer", type=nonnegative_int, required=True, help="layer (0 = embeddings, i = block i)")
     t.set_defaults(func=run_train)
 
     e = sub.add_parser(
@@ -61,8 +67,8 @@ def register(subparsers) -> None:
         description="Train on each set (topic), test on every set; diagonal = group CV. "
         "Prints a table, writes transfer.json and transfer.png.",
     )
-    _common(e)
-    e.add_argument("--layer", type=int, required=True, help="layer (0 = embeddings, i = block i)")
+    _common(e, "dir")
+    e.add_argument("--layer", type=nonnegative_int, required=True, help="layer (0 = embeddings, i = block i)")
     e.add_argument("--by", choices=["topic", "polarity", "style"], default="topic", help="what to transfer across")
     e.set_defaults(func=run_eval)
 
@@ -72,37 +78,12 @@ def register(subparsers) -> None:
         description="Group-aware 60/20/20 split; fit per layer on train, pick the layer by "
         "validation AUROC, report test AUROC. Writes sweep.json and sweep.png.",
     )
-    _common(s)
-    s.add_argument("--layers", default="all", help="'all', a range '2-20', or a list '4,8,12' (default all)")
+    _common(s, "dir")
+    s.add_argument(
+        "--layers", type=layers_or_all, default=ALL_LAYERS, help="all (default), a range 2-20, or a list 4,8,12"
+    )
     s.set_defaults(func=run_sweep)
-    p.set_defaults(func=lambda args: _missing(p))
-
-
-def _missing(parser: argparse.ArgumentParser) -> int:
-    import sys
-
-    parser.print_help(sys.stderr)
-    return 2
-
-
-def parse_layer_spec(spec: str, n_layers: int) -> list[int]:
-    """'all' (0..n_layers+1), 'a-b' (inclusive), or 'a,b,c'."""
-    from liedar.errors import InputError
-
-    spec = spec.strip()
-    try:
-        if spec == "all":
-            return list(range(0, n_layers + 2))
-        if "-" in spec and "," not in spec:
-            a, b = (int(x) for x in spec.split("-"))
-            layers = list(range(a, b + 1))
-        else:
-            layers = [int(x) for x in spec.split(",") if x.strip()]
-    except ValueError:
-        raise InputError(f"--layers {spec!r}: use 'all', a range like 2-20, or a list like 4,8,12") from None
-    if not layers:
-        raise InputError(f"--layers {spec!r} selects no layer")
-    return layers
+    p.set_defaults(func=lambda args: usage_error(p))
 
 
 def _load(args: argparse.Namespace):
@@ -165,6 +146,7 @@ def run_eval(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from liedar.probes.evaluation import transfer_matrix
+    from liedar.report.figures import transfer_heatmap
 
     data, backend = _load(args)
     X = _hidden(args, backend, data, [args.layer])[:, 0]
@@ -178,9 +160,8 @@ def run_eval(args: argparse.Namespace) -> int:
         data=list(args.data),
     )
     out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "transfer.json", tm.to_dict())
-    tm.plot(out / "transfer.png")
+    write_bytes_atomic(out / "transfer.png", transfer_heatmap(tm))
     print(tm.to_markdown())
     print(f"wrote {out / 'transfer.json'} and {out / 'transfer.png'}")
     return 0
@@ -190,17 +171,17 @@ def run_sweep(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from liedar.probes.evaluation import layer_sweep
+    from liedar.report.figures import layer_sweep_curve
 
     data, backend = _load(args)
-    layers = backend.check_layers(parse_layer_spec(args.layers, backend.n_layers))
+    layers = backend.check_layers(list(range(0, backend.n_layers + 2)) if args.layers == ALL_LAYERS else args.layers)
     X = _hidden(args, backend, data, layers)
     with _one_blas_thread():
         sweep = layer_sweep(args.probe, X, layers, data, seed=args.seed, probe_name=args.probe)
     sweep.meta.update(model=backend.name, fingerprint=backend.fingerprint, position=args.position, data=list(args.data))
     out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "sweep.json", sweep.to_dict())
-    sweep.plot(out / "sweep.png")
+    write_bytes_atomic(out / "sweep.png", layer_sweep_curve(sweep))
     print(sweep.to_markdown())
     print(f"chosen layer {sweep.chosen_layer} (on validation); test AUROC there {sweep.test_at_chosen}")
     print(f"wrote {out / 'sweep.json'} and {out / 'sweep.png'}")

@@ -8,10 +8,9 @@ get them.
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
@@ -44,7 +43,8 @@ class DemoConfig:
         return Path(self.output) / RESULTS_DIR
 
     def sizes(self) -> dict[str, Any]:
-        """Step sizes, chosen (and measured, docs/report.md) to fit the time budgets."""
+        """Sizes of the white-box steps, chosen (and measured, docs/report.md) to fit the time
+        budgets; each behavioural instrument carries its own (``Instrument.demo``)."""
         if self.quick:
             return dict(
                 statements_per_topic=30,
@@ -56,18 +56,6 @@ class DemoConfig:
                 monitor_tokens=16,
                 roleplay_scenarios=10,
                 crosscheck_items=12,
-                mcq_items=10,
-                shuffles=3,
-                paraphrases=2,
-                menu_scenarios=3,
-                menu_tiers=("clear",),
-                instrument_items=12,
-                noise=False,
-                noise_items=0,
-                noise_sigmas=(),
-                noise_seeds=0,
-                ceiling_items=15,
-                ceiling_protocols=("zero_shot_letter", "cloze_sum", "cloze_norm"),
             )
         return dict(
             statements_per_topic=60,
@@ -79,20 +67,6 @@ class DemoConfig:
             monitor_tokens=24,
             roleplay_scenarios=30,
             crosscheck_items=16,
-            mcq_items=15,
-            shuffles=3,
-            paraphrases=2,
-            menu_scenarios=3,
-            menu_tiers=("clear",),
-            instrument_items=16,
-            noise=True,
-            noise_items=12,
-            noise_sigmas=(0.0, 0.002, 0.008),
-            noise_seeds=2,
-            ceiling_items=18,
-            # permutation_letter (4 forward passes per item) is left to `liedar behavioral gap`:
-            # with it the warm run measured 181 s, over the 3-minute budget
-            ceiling_protocols=("zero_shot_letter", "k_shot_letter", "cloze_sum", "cloze_norm"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -146,16 +120,6 @@ class DemoContext:
         return np.random.default_rng([self.config.seed, salt])
 
 
-def require_module(name: str) -> Any:
-    """Import a project module a step needs; a missing one makes the step "not run"."""
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name and name.startswith(exc.name):
-            raise StepUnavailable(f"{name} is not part of this build") from exc
-        raise
-
-
 StepFn = Callable[[DemoContext], tuple[Section, dict[str, Any]]]
 
 
@@ -167,6 +131,7 @@ class Step:
     depends: tuple[str, ...] = ()
     description: str = ""
     version: int = 1  # bump when the step computes something different: old results are then redone
+    config: Mapping[str, Any] = field(default_factory=dict)  # what else its results depend on (e.g. a plan)
 
 
 def step_hashes(config: DemoConfig, steps: tuple[Step, ...]) -> dict[str, str]:
@@ -187,6 +152,7 @@ def step_hashes(config: DemoConfig, steps: tuple[Step, ...]) -> dict[str, str]:
                 "liedar": __version__,
                 "schema": SCHEMA_VERSION,
                 "depends": [hashes[d] for d in st.depends],
+                "config": dict(st.config),
             }
         )
     return hashes

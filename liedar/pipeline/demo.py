@@ -21,7 +21,7 @@ from typing import Callable, Optional
 from liedar import __version__
 from liedar._util.atomic import write_json_atomic
 from liedar.pipeline.context import DemoConfig, DemoContext, Step, StepUnavailable, step_hashes
-from liedar.pipeline.demo_steps import STEPS
+from liedar.pipeline.demo_steps import demo_steps
 from liedar.report.build import build_report
 from liedar.report.render import write_report
 from liedar.report.store import RUN_FILE, StepResult, load_step, save_step
@@ -40,7 +40,7 @@ def run_demo(
     config: DemoConfig, steps: Optional[tuple[Step, ...]] = None, say: Callable[[str], None] = print
 ) -> DemoOutcome:
     """Run (or resume) every step, then write index.html, report.md, report.json, figures/."""
-    steps = STEPS if steps is None else steps
+    steps = demo_steps(config.quick) if steps is None else steps
     t_start = time.perf_counter()
     ctx = DemoContext(config)
     hashes = step_hashes(config, steps)

@@ -14,9 +14,12 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from liedar.pipeline.context import DemoContext, Step, StepUnavailable, require_module
+from liedar.behavioral.instrument import Instrument
+from liedar.behavioral.registry import instruments
+from liedar.pipeline.context import DemoContext, Step, StepUnavailable
 from liedar.report.store import step_path
 from liedar.results import Section
+from liedar.stats import DEFAULT_INTERVAL
 
 PROBE_TOPICS = ("capitals", "elements", "animals")
 TIU_TOPICS = ("cities", "inventors", "sp_en_trans")
@@ -63,8 +66,8 @@ def run_probes(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     from liedar.probes.datasets import StatementSet, builtin_set, instructed_pairs, load_truth_is_universal
     from liedar.probes.evaluation import auroc, fit_probe, layer_sweep, recall_at_fpr, transfer_matrix
     from liedar.probes.io import ProbeMetadata, save_probe
+    from liedar.probes.sections import probe_section
     from liedar.probes.splits import group_split
-    from liedar.report.adapters import probe_section
 
     lm, sz, seed = ctx.model(), ctx.sizes, ctx.config.seed
     rng = ctx.rng(1)
@@ -147,7 +150,8 @@ def run_monitor(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     from liedar.probes.monitor import HonestyMonitor
     from liedar.probes.monitor_calibration import calibrate_threshold
     from liedar.probes.roleplay import SCENARIOS, roleplay_dialogues
-    from liedar.report.adapters import add_quality_metric, monitor_section
+    from liedar.probes.sections import monitor_section
+    from liedar.rows import add_quality_metric
 
     lm, sz = ctx.model(), ctx.sizes
     controls = _saved_raw(ctx, "probes")["control_scores"]
@@ -248,126 +252,31 @@ def run_cross_check(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
 # ---- black box --------------------------------------------------------------------------
 
 
-def _pick(items: list[Any], k: int, rng: np.random.Generator) -> list[Any]:
-    """k items in bank order (deterministic for a seed)."""
-    if k >= len(items):
-        return list(items)
-    return [items[i] for i in sorted(rng.choice(len(items), k, replace=False))]
+def instrument_step(inst: Instrument, quick: bool) -> Step:
+    """A demo step that runs a registered behavioural instrument with its demo plan: the
+    same items (``Instrument.items``), run and report rows (``Instrument.section``) as
+    ``liedar behavioral NAME``."""
+    plan = inst.demo
+    assert plan is not None
+    options = None if (quick and plan.quick is None) else dict(plan.quick if quick else plan.full)
+
+    def run(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
+        if options is None:
+            raise StepUnavailable(plan.quick_reason or "skipped by --quick")
+        if ctx.config.backend not in inst.backends:
+            raise StepUnavailable(
+                f"{inst.name} needs the {' or '.join(inst.backends)} backend (run with --backend {inst.backends[0]})"
+            )
+        opts = dict(options)
+        limit = opts.pop("limit", None)
+        items = inst.items(limit=limit, seed=ctx.config.seed, **opts)
+        done = inst.run(ctx.model(), items, interval=DEFAULT_INTERVAL, seed=ctx.config.seed, progress=True, **opts)
+        return inst.section(done), done.to_dict()
+
+    return Step(inst.name, run, (), (), inst.title, inst.version, config={"options": options})
 
 
-def run_sandbagging(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
-    """Best-protocol ceiling (chosen on a third of the items, reported on the other two
-    thirds) and the paired gap on those evaluation items; --quick scores fewer, cheaper
-    protocols (no k-shot prompts, no 4-pass permutations)."""
-    runner = require_module("liedar.behavioral.runners.sandbagging")
-    from liedar.behavioral.items.mcq import load_mcq_bank
-    from liedar.report.adapters import sandbagging_section
-
-    items = _pick(load_mcq_bank(), ctx.sizes["ceiling_items"], ctx.rng(10))
-    res = runner.run_sandbagging(
-        ctx.model(), items, protocols=ctx.sizes["ceiling_protocols"], seed=ctx.config.seed, progress=True
-    )
-    return sandbagging_section(res), res.to_dict()
-
-
-def run_sycophancy(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
-    runner = require_module("liedar.behavioral.runners.sycophancy")
-    from liedar.behavioral.items.sycophancy import sycophancy_items
-    from liedar.report.adapters import sycophancy_section
-
-    items = sycophancy_items()
-    claims = sorted({it.claim.claim_id for it in items})
-    keep = set(_pick(claims, max(1, ctx.sizes["instrument_items"] // 2), ctx.rng(11)))
-    items = [it for it in items if it.claim.claim_id in keep]  # both suggestions per claim: balanced pressure
-    res, records = runner.run_sycophancy(ctx.model(), items, progress=True)
-    return sycophancy_section(res), {"result": res.to_dict(), "records": [r.to_dict() for r in records]}
-
-
-def run_negation(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
-    runner = require_module("liedar.behavioral.runners.negation")
-    from liedar.behavioral.items.claims import negation_pairs
-    from liedar.report.adapters import negation_section
-
-    pairs = negation_pairs()
-    k = max(2, ctx.sizes["instrument_items"] // 2)
-    rng = ctx.rng(12)
-    chosen = [p for g in ("neutral", "costly") for p in _pick([q for q in pairs if q.group == g], k, rng)]
-    res, records = runner.run_negation(ctx.model(), chosen, progress=True)
-    return negation_section(res), {"result": res.to_dict(), "records": [r.to_dict() for r in records]}
-
-
-def run_honesty(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
-    runner = require_module("liedar.behavioral.runners.honesty")
-    from liedar.behavioral.items.beliefs import belief_items
-    from liedar.report.adapters import honesty_section
-
-    items = _pick(belief_items(), ctx.sizes["instrument_items"], ctx.rng(13))
-    res, records = runner.run_honesty(ctx.model(), items, progress=True)
-    return honesty_section(res), {"result": res.to_dict(), "records": [r.to_dict() for r in records]}
-
-
-def run_consistency(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
-    runner = require_module("liedar.behavioral.runners.consistency")
-    from liedar.behavioral.consistency import ConsistencyDetector
-    from liedar.report.adapters import bootstrap_confidence, consistency_section
-    from liedar.report.consistency_contrast import add_consistency_contrast
-
-    detector = ConsistencyDetector(seed=ctx.config.seed)
-    run = runner.run_consistency(
-        ctx.model(),
-        n_items=ctx.sizes["mcq_items"],
-        n_shuffles=ctx.sizes["shuffles"],
-        n_paraphrases=ctx.sizes["paraphrases"],
-        seed=ctx.config.seed,
-        detector=detector,
-        model_name=ctx.config.model,
-        progress=True,
-    )
-    conf = {
-        c: bootstrap_confidence(detector, cr.option_trials, cr.paraphrase_trials, seed=ctx.config.seed)
-        for c, cr in run.conditions.items()
-    }
-    # the verdict is the contrast with the honest baseline, not either prompt's score alone
-    return add_consistency_contrast(consistency_section(run, conf), run), run.to_dict()
-
-
-def run_menus(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
-    runner = require_module("liedar.behavioral.runners.menus")
-    from liedar.behavioral.items.menus import SCENARIOS
-    from liedar.report.adapters import revealed_section
-
-    study = runner.run_menu_study(
-        ctx.model(),
-        mode="deterministic",
-        scenarios=list(SCENARIOS)[: ctx.sizes["menu_scenarios"]],
-        tiers=list(ctx.sizes["menu_tiers"]),
-        framings=["minimal"],
-        seed=ctx.config.seed,
-    )
-    return revealed_section(study), study.to_dict()
-
-
-def run_noise(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
-    if not ctx.sizes["noise"]:
-        raise StepUnavailable("skipped by --quick (weight noise re-scores every item at every noise level and seed)")
-    if ctx.config.backend != "transformers":
-        raise StepUnavailable("weight noise needs the transformers backend (run with --backend transformers)")
-    runner = require_module("liedar.behavioral.runners.noise")
-    from liedar.behavioral.items.mcq import load_mcq_bank
-    from liedar.report.adapters import noise_section
-
-    items = _pick(load_mcq_bank(), ctx.sizes["noise_items"], ctx.rng(14))
-    comparison, trials = runner.run_noise(
-        ctx.model(),
-        items,
-        sigmas=ctx.sizes["noise_sigmas"],
-        seeds=tuple(range(ctx.sizes["noise_seeds"])),
-        progress=True,
-    )
-    return noise_section(comparison), {"result": comparison.to_dict(), "trials": trials}
-
-
-STEPS: tuple[Step, ...] = (
+WHITE_BOX_STEPS: tuple[Step, ...] = (
     Step(
         "probes",
         run_probes,
@@ -391,32 +300,15 @@ STEPS: tuple[Step, ...] = (
         "behavioural flags vs probe flags on the same items",
         2,
     ),
-    Step(
-        "consistency",
-        run_consistency,
-        ("mcq_items", "shuffles", "paraphrases"),
-        (),
-        "consistency detector, honest vs prompted sandbagger",
-    ),
-    Step(
-        "sandbagging_gap",
-        run_sandbagging,
-        ("ceiling_items", "ceiling_protocols"),
-        (),
-        "sandbagging gap (best-protocol ceiling; benign vs dangerous framing)",
-        2,
-    ),
-    Step("sycophancy", run_sycophancy, ("instrument_items",), (), "sycophancy flip rates"),
-    Step("negation", run_negation, ("instrument_items",), (), "negation consistency"),
-    Step("honesty", run_honesty, ("instrument_items",), (), "belief vs assertion"),
-    Step("menus", run_menus, ("menu_scenarios", "menu_tiers"), (), "revealed-preference menu study"),
-    Step(
-        "weight_noise",
-        run_noise,
-        ("noise", "noise_items", "noise_sigmas", "noise_seeds"),
-        (),
-        "weight-noise elicitation",
-    ),
 )
 
-__all__ = ["STEPS"]
+
+def demo_steps(quick: bool) -> tuple[Step, ...]:
+    """The white-box steps, then every registered instrument that has a demo plan."""
+    planned = sorted((i for i in instruments().values() if i.demo is not None), key=lambda i: i.demo.order)
+    return WHITE_BOX_STEPS + tuple(instrument_step(i, quick) for i in planned)
+
+
+STEPS = WHITE_BOX_STEPS  # transitional name still read by liedar.pipeline.validate (probes step only)
+
+__all__ = ["demo_steps", "instrument_step", "WHITE_BOX_STEPS"]

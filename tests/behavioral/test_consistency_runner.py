@@ -162,7 +162,7 @@ def test_cli_side_by_side_and_output(tmp_path, monkeypatch, capsys):
     assert re.search(r"flagged \(confidence >= threshold\)\s+no\s+YES", text)
     assert "contrast sandbagger vs honest" in text and "letter prior, honest" in text
     assert re.search(r"sandbagging flagged by the contrast: (YES|no)", text)
-    assert json.loads(out.read_text())["design"]["shuffles"] == 3
+    assert json.loads(out.read_text())["result"]["design"]["shuffles"] == 3
 
 
 def test_cli_bad_input_exits_2(monkeypatch, capsys):
@@ -179,7 +179,7 @@ def test_cli_bad_min_effect_exits_2_before_loading_a_model(monkeypatch, capsys):
     monkeypatch.setattr(models, "load", lambda *a, **k: pytest.fail("loaded a model for a bad --min-effect"))
     assert _main(["behavioral", "consistency", "--min-effect", "1.5", "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert "min_effect=1.5 must lie in (0, 1]" in err and len(err.strip().splitlines()) == 1
+    assert "--min-effect: 1.5 is not strictly between 0 and 1" in err and len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.integration
@@ -205,16 +205,11 @@ def test_real_smollm2_small_design():
 
 def test_report_rows_carry_the_contrast_verdict_not_single_condition_flags():
     from liedar.behavioral.consistency import ConsistencyDetector
-    from liedar.report.adapters import bootstrap_confidence, consistency_section
-    from liedar.report.consistency_contrast import add_consistency_contrast
+    from liedar.behavioral.consistency_section import consistency_section
 
     det = ConsistencyDetector()
     run = run_consistency(AlwaysCBackend(), n_items=10, n_shuffles=3, n_paraphrases=2, seed=1, detector=det)
-    conf = {
-        c: bootstrap_confidence(det, cr.option_trials, cr.paraphrase_trials, n_boot=20)
-        for c, cr in run.conditions.items()
-    }
-    section = add_consistency_contrast(consistency_section(run, conf), run)
+    section = consistency_section(run, det, n_boot=20)
     rows = {m.id: m for m in section.measures}
     assert rows["consistency_honest"].flag is None and rows["consistency_honest"].details["single_condition_flag"]
     pos = rows["consistency_contrast_sandbagger_position_concentration"]

@@ -302,9 +302,9 @@ def test_cli_gap_names_the_chosen_protocol_and_refuses_unknown_ones(monkeypatch,
     assert run_cli(["gap", "--model", "fake", "--limit", "24", "--protocols", "zero_shot_letter,cloze_norm"]) == 0
     out = capsys.readouterr().out
     assert "chosen on" in out and "= cloze: log-prob of each option's text per UTF-8 byte" in out
-    assert "elicited" in out and "n=16" in out  # 24 items: 8 selection, 16 evaluation
+    assert "elicited" in out and "n=15" in out  # 24 items, 8 per topic: 3 x 3 selection, 15 evaluation
     assert run_cli(["gap", "--model", "fake", "--limit", "24", "--protocols", "best_of_n"]) == 2
-    assert "unknown elicitation protocol" in capsys.readouterr().err
+    assert "--protocols: unknown best_of_n" in capsys.readouterr().err
 
 
 def test_noise_runner_scores_with_the_named_protocol(tiny_model_dir) -> None:

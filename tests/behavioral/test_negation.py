@@ -40,7 +40,7 @@ def test_yes_bias_is_flagged():
     recs = [NegationRecord(f"{g}{i}", g, 0.95, 0.9) for g in GROUPS for i in range(25)]
     r = negation_consistency(recs)
     assert r.overall.inconsistency.value == 1.0
-    assert any("yes-bias" in w for w in r.warnings)
+    assert any(w.code == "answer_bias" and "yes-bias" in w.text for w in r.warnings)
 
 
 def test_bias_shift_between_groups_is_reported_as_such():
@@ -102,7 +102,7 @@ def test_cli_prints_estimates_protocol_and_writes_json(tmp_path, monkeypatch, ca
 
     monkeypatch.setattr(models, "load", lambda name, backend="transformers", **kw: FakeYesNo(careless_seller_liar))
     out = tmp_path / "neg.json"
-    assert run_cli(["negation", "--model", "fake", "--limit", "5", "--output", str(out)]) == 0
+    assert run_cli(["negation", "--model", "fake", "--limit", "10", "--output", str(out)]) == 0
     text = capsys.readouterr().out
     assert "inconsistency" in text and "n=5" in text and "clopper-pearson" in text
     assert "protocol:" in text and "reading: selective inconsistency" in text

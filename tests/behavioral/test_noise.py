@@ -122,7 +122,7 @@ def test_instruments_and_runners_import_without_torch():
     import subprocess
 
     mods = [
-        "behavioral." + m
+        "liedar.behavioral." + m
         for m in (
             "stats",
             "sandbagging",
@@ -145,8 +145,9 @@ def test_instruments_and_runners_import_without_torch():
         "import sys\n"
         + "".join(f"import {m}\n" for m in mods)
         + (
-            "import liedar.commands.behavioral_instruments\n"
-            "bad = [m for m in ('torch', 'transformers', 'llama_cpp', 'models', 'probes') if m in sys.modules]\n"
+            "import liedar.behavioral.registry, liedar.commands.behavioral\n"
+            "bad = [m for m in ('torch', 'transformers', 'llama_cpp', 'liedar.models.hf', 'liedar.probes')"
+            " if m in sys.modules]\n"
             "assert not bad, bad\n"
         )
     )

@@ -143,40 +143,20 @@ def test_bad_runner_arguments_raise_input_error():
 
 
 def test_cli_prints_tables_and_writes_json(tmp_path, monkeypatch, capsys):
-    import argparse
+    """Through the real command line; the loaded model is a scripted compromise-effect fake."""
+    from cli_harness import run_cli
 
-    import liedar.behavioral.runners.menus as runner
-    from liedar.commands.behavioral_menus import register
+    from liedar import models
 
-    monkeypatch.setattr(
-        runner,
-        "load_and_run_menu_study",
-        lambda model, backend, load_kwargs=None, **kw: run_menu_study(
-            CompromiseBackend(), **{**kw, "order": "canonical"}
-        ),
-    )
+    monkeypatch.setattr(models, "load", lambda name, backend="transformers", **kw: CompromiseBackend())
     out = tmp_path / "menus.json"
-    parser = argparse.ArgumentParser()
-    register(parser.add_subparsers())
-    args = parser.parse_args(
-        [
-            "menus",
-            "--model",
-            "fake",
-            "--scenarios",
-            "alert_routing",
-            "--tiers",
-            "binary",
-            "--quiet",
-            "--output",
-            str(out),
-        ]
-    )
-    code = args.func(args)
-    assert code == 0
+    argv = ["menus", "--model", "fake", "--scenarios", "alert_routing", "--tiers", "binary", "--order", "canonical"]
+    assert run_cli([*argv, "--quiet", "--output", str(out)]) == 0
     text = capsys.readouterr().out
     assert "SARP pass rate by scenario × prompt framing" in text and "alert_routing" in text
-    assert json.loads(out.read_text())["n_configurations"] == 10
+    assert json.loads(out.read_text())["result"]["n_configurations"] == 10
+    assert run_cli([*argv, "--samples", "5"]) == 2  # a stochastic-only flag in deterministic mode
+    assert "--samples only apply to --mode stochastic" in capsys.readouterr().err
 
 
 @pytest.mark.integration

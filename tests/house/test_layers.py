@@ -31,13 +31,21 @@ FOLDERS = {
 
 # (rank, group): an import must go to a lower rank, or stay inside its own group.
 LAYERS: list[tuple[int, str, tuple[str, ...]]] = [
-    (0, "base", ("liedar", "liedar.errors", "liedar._util", "liedar.stats", "liedar.results", "liedar.atomic")),
+    (
+        0,
+        "base",
+        ("liedar", "liedar.errors", "liedar._util", "liedar.stats", "liedar.results", "liedar.rows", "liedar.atomic"),
+    ),
     (1, "models", ("liedar.models",)),
     (2, "probes", ("liedar.probes",)),
     (2, "behavioral", ("liedar.behavioral",)),
     (3, "report", ("liedar.report", "liedar.readings")),
     (3, "organisms", ("liedar.organisms",)),
-    (4, "top", ("liedar.cli", "liedar.commands", "liedar.pipeline", "liedar.__main__", "liedar.demo")),
+    (
+        4,
+        "top",
+        ("liedar.cli", "liedar.commands", "liedar.pipeline", "liedar.__main__", "liedar.demo", "liedar.integrations"),
+    ),
 ]
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from report_fixtures import SAVED_RESULTS
 
-from liedar.pipeline.context import DemoConfig, Step, StepUnavailable, require_module, step_hashes
+from liedar.pipeline.context import DemoConfig, Step, StepUnavailable, step_hashes
 from liedar.pipeline.demo import run_demo
 from liedar.results import SCHEMA_VERSION, Measure, Section
 from liedar.stats import wilson
@@ -26,7 +26,7 @@ def _steps(calls: list[str]) -> tuple[Step, ...]:
 
     def missing(ctx):
         calls.append("missing")
-        require_module("liedar.behavioral.runners.does_not_exist")
+        raise StepUnavailable("the step's extra is not part of this build")
 
     def broken(ctx):
         calls.append("broken")
@@ -37,7 +37,7 @@ def _steps(calls: list[str]) -> tuple[Step, ...]:
         return Section(), {}
 
     return (
-        Step("first", ok, ("instrument_items",)),
+        Step("first", ok, ("crosscheck_items",)),
         Step("missing", missing),
         Step("broken", broken),
         Step("needs_broken", after, (), ("broken",)),
@@ -67,7 +67,7 @@ def test_changed_sizes_invalidate_only_dependent_steps(tmp_path: Path) -> None:
     steps = _steps([])
     quick = step_hashes(DemoConfig(model="fake", quick=True), steps)
     full = step_hashes(DemoConfig(model="fake", quick=False), steps)
-    assert quick["first"] != full["first"]  # depends on instrument_items
+    assert quick["first"] != full["first"]  # depends on crosscheck_items
     assert quick["missing"] == full["missing"]  # depends on no size
     assert quick["after"] != full["after"]  # depends on "first"
     other_seed = step_hashes(DemoConfig(model="fake", quick=True, seed=1), steps)
@@ -87,12 +87,6 @@ def test_damaged_step_file_is_recomputed(tmp_path: Path) -> None:
     calls.clear()
     run_demo(cfg, _steps(calls)[:1], say=lambda s: None)
     assert calls == ["ok"]
-
-
-def test_require_module_reraises_unrelated_import_errors() -> None:
-    with pytest.raises(StepUnavailable):
-        require_module("liedar.behavioral.runners.nope")
-    assert require_module("liedar.stats").wilson is wilson
 
 
 def test_report_from_saved_results_without_torch(tmp_path: Path) -> None:

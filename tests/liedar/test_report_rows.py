@@ -23,9 +23,11 @@ from report_fixtures import (
     write_results,
 )
 
+from liedar.behavioral.instrument import InstrumentRun
+from liedar.behavioral.runners.honesty import BeliefVsAssertion
+from liedar.behavioral.runners.sycophancy import Sycophancy
 from liedar.behavioral.sycophancy import SycophancyRecord, sycophancy
 from liedar.errors import IncompatibleError, InputError
-from liedar.report.adapters import honesty_section, sycophancy_section
 from liedar.report.build import build_report
 from liedar.report.render import write_report
 from liedar.report.schema import validate_report
@@ -140,7 +142,7 @@ def test_sycophancy_with_no_neutral_right_answer_renders_every_format(tmp_path: 
         recs.append(SycophancyRecord(f"r{i}", truth, wrong, truth, truth))
     res = sycophancy(recs)
     assert res.capitulation.n == 0 and res.instability.n == 0
-    sec = sycophancy_section(res)
+    sec = Sycophancy().section(InstrumentRun("sycophancy", res, [], res.warnings))
     assert [m.id for m in sec.measures] == [
         "sycophancy_flip",
         "sycophancy_instability",
@@ -177,7 +179,8 @@ def test_honesty_without_beliefs_keeps_its_ceiling_row() -> None:
     from liedar.behavioral.honesty import HonestyRecord, belief_vs_assertion
 
     recs = [HonestyRecord(f"q{i}", "yes", ("yes", "no"), "yes") for i in range(6)]
-    sec = honesty_section(belief_vs_assertion(recs))
+    res = belief_vs_assertion(recs)
+    sec = BeliefVsAssertion().section(InstrumentRun("honesty", res, [], res.warnings))
     (c,) = sec.ceilings
     assert c.estimate is None and c.not_computable.kind == "capability"
     assert c.not_computable.reason.startswith("0 of the 6 items had a consistent belief")
@@ -239,12 +242,12 @@ def test_sycophancy_warnings_are_routed_to_the_row_they_qualify() -> None:
     for i in range(4):
         recs.append(SycophancyRecord(f"r{i}", "yes", "yes" if i else "no", "yes", "yes"))
     res = sycophancy(recs)
-    assert any("unbalanced" in w for w in res.warnings)
-    sec = sycophancy_section(res)
+    assert any(w.code == "unbalanced_pressure" for w in res.warnings)
+    sec = Sycophancy().section(InstrumentRun("sycophancy", res, [], res.warnings))
     by_id = {m.id: m for m in sec.measures}
     for mid in ("sycophancy_flip", "sycophancy_instability", "sycophancy_excess"):
-        assert any("unbalanced" in w.text for w in by_id[mid].warnings), mid
-    assert not any("unbalanced" in w.text for w in sec.ceilings[0].warnings)
+        assert any(w.code == "unbalanced_pressure" for w in by_id[mid].warnings), mid
+    assert not any(w.code == "unbalanced_pressure" for w in sec.ceilings[0].warnings)
 
 
 # ---- older results -------------------------------------------------------------------------

@@ -106,7 +106,7 @@ def test_calibrate_then_run_with_threshold_file(setup, capsys) -> None:
     "argv_tail,match",
     [
         (["--control", "{control}", "--fpr", "0.01"], "no honest items"),
-        (["--control", "{control}", "--fpr", "1.5"], "no honest items"),
+        (["--control", "{control}", "--fpr", "1.5"], "--fpr: 1.5 is not strictly between 0 and 1"),
     ],
 )
 def test_calibrate_without_honest_items_exits_2(setup, capsys, argv_tail, match) -> None:
@@ -134,7 +134,7 @@ def test_bad_input_exits_2(setup, capsys, extra, match) -> None:
     tmp, probe = setup
     if match is None:  # missing probe file
         argv = ["monitor", "--model", "fake", "--probe", str(tmp / "nope.npz"), "Q?"]
-        match = "not found"
+        match = "does not exist"
     else:
         argv = ["monitor", "--model", "fake", "--probe", str(probe), *extra]
     assert _main(argv) == 2

@@ -68,7 +68,7 @@ def test_eval_writes_table_json_and_heatmap(tiny_model_dir: Path, cache: Path, c
     )
     assert rc == 0
     payload = json.loads((out / "transfer.json").read_text())
-    assert payload["names"] == ["elements", "numbers"] and len(payload["cells"]) == 2
+    assert payload["train"] == payload["test"] == ["elements", "numbers"] and len(payload["cells"]) == 2
     assert (out / "transfer.png").read_bytes()[:4] == b"\x89PNG"
     assert "train \\ test" in capsys.readouterr().out
 
@@ -119,4 +119,4 @@ def test_bad_csv_exits_2(cache: Path, capsys) -> None:
     bad = cache / "bad.csv"
     bad.write_text("statement,label\nA.,2\n")
     assert main(["probe", "train", "--data", str(bad), "--layer", "1", "--output", "x.npz"]) == 2
-    assert "row 2" in capsys.readouterr().err
+    assert "bad.csv:2:" in capsys.readouterr().err  # file:line

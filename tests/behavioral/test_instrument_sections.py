@@ -1,31 +1,36 @@
-"""Adapters turn real instrument results (from synthetic records) into report sections
-that keep the instruments' own Estimates and attach the right ceiling."""
+"""Each instrument turns its real result (from synthetic records) into report rows that keep
+the instrument's own Estimates, attach the right ceiling, and put caveats on the rows their
+codes name."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from liedar.behavioral.consistency import ConsistencyDetector, OptionOrderTrial
+from liedar.behavioral.consistency_section import bootstrap_confidence
+from liedar.behavioral.instrument import InstrumentRun
 from liedar.behavioral.negation import NegationRecord, negation_consistency
+from liedar.behavioral.runners.negation import NegationConsistency
+from liedar.behavioral.runners.sandbagging import SandbaggingGap
+from liedar.behavioral.runners.sycophancy import Sycophancy
 from liedar.behavioral.sandbagging import sandbagging_gap
 from liedar.behavioral.sycophancy import SycophancyRecord, sycophancy
-from liedar.report.adapters import (
-    bootstrap_confidence,
-    monitor_section,
-    negation_section,
-    sandbagging_section,
-    sycophancy_section,
-)
+from liedar.probes.sections import monitor_section, probe_section
 from liedar.report.crosscheck import cross_check
 from liedar.results import ModelReport
+from liedar.rows import default_interval
 from liedar.stats import Estimate, wilson
+
+
+def _section(instrument, res):
+    return instrument.section(InstrumentRun(instrument.name, res, [], res.warnings))
 
 
 def test_sandbagging_section_keeps_ceiling_and_paired_gap() -> None:
     elicited = {f"q{i}": i < 24 for i in range(30)}
     framed = {f"q{i}": i < 12 for i in range(30)}
     res = sandbagging_gap(elicited, framed, protocol="benign", framing="danger", chance=0.25)
-    s = sandbagging_section(res)
+    s = _section(SandbaggingGap(), res)
     (c,), (m,) = s.ceilings, s.measures
     assert c.estimate == res.elicited and c.chance == 0.25 and c.protocol == "benign"
     assert m.estimate == res.gap and m.ceiling == c.id and m.null_value == 0.0
@@ -41,7 +46,7 @@ def test_sycophancy_section_has_ceiling_and_comparison() -> None:
         recs.append(SycophancyRecord(f"w{i}", truth, truth, wrong, wrong if i < 8 else truth))
         recs.append(SycophancyRecord(f"r{i}", truth, truth, truth, truth))
     res = sycophancy(recs)
-    s = sycophancy_section(res)
+    s = _section(Sycophancy(), res)
     ids = [m.id for m in s.measures]
     assert ids == ["sycophancy_flip", "sycophancy_instability", "sycophancy_excess", "sycophancy_update"]
     assert all(m.estimate is not None for m in s.measures[:3])
@@ -53,7 +58,7 @@ def test_sycophancy_section_has_ceiling_and_comparison() -> None:
 def test_negation_section_without_ceiling() -> None:
     recs = [NegationRecord(f"p{i}", "neutral" if i < 10 else "costly", 0.9, 0.1 if i < 15 else 0.8) for i in range(20)]
     res = negation_consistency(recs)
-    s = negation_section(res)
+    s = _section(NegationConsistency(), res)
     assert [m.id for m in s.measures] == ["negation_inconsistency", "negation_selective"]
     assert all(m.ceiling is None for m in s.measures)
 
@@ -107,7 +112,6 @@ def test_monitor_section_rates() -> None:
 def test_report_side_rates_use_the_project_default_interval() -> None:
     """One page, one method: Wilson estimates from upstream helpers are re-intervalled with
     Clopper-Pearson (same point, same n, wider or equal interval at small n)."""
-    from liedar.report.adapters import default_interval
     from liedar.stats import DEFAULT_INTERVAL, clopper_pearson
 
     w = wilson(2, 6)
@@ -116,11 +120,21 @@ def test_report_side_rates_use_the_project_default_interval() -> None:
     assert default_interval(cp) is cp
     noted = Estimate(w.value, w.lo, w.hi, 6, "wilson", "quality", 2, note="threshold from 12 controls")
     assert default_interval(noted).note == "threshold from 12 controls" and default_interval(noted).lo == cp.lo
-    from liedar.report.adapters import probe_section
-
     (m,) = probe_section(metrics=[("recall", "recall", noted)]).measures
     assert m.estimate.method == DEFAULT_INTERVAL and m.kind == "quality"
     s = monitor_section([True, False, False, False], wilson(0, 20, kind="quality"), 0.5, 12)
     assert s.measures[0].estimate.method == DEFAULT_INTERVAL
     cc = cross_check(["a", "b", "c"], [True, False, False], [True, True, False], behavioural="b", probe="p")
     assert cc.agreement.method == DEFAULT_INTERVAL
+
+
+def test_caveats_sit_on_the_rows_their_codes_name() -> None:
+    """Routed by code, not by text: 'few_items' goes on the gap, 'ceiling_near_chance' on the
+    ceiling; rewording either warning cannot move it."""
+    elicited = {f"q{i}": i < 3 for i in range(12)}  # near chance, and only 12 items
+    framed = {f"q{i}": i < 3 for i in range(12)}
+    res = sandbagging_gap(elicited, framed, protocol="p", framing="f", chance=0.25)
+    assert {c.code for c in res.warnings} == {"ceiling_near_chance", "few_items"}
+    s = _section(SandbaggingGap(), res)
+    assert [w.code for w in s.ceilings[0].warnings] == ["ceiling_near_chance"]
+    assert [w.code for w in s.measures[0].warnings] == ["few_items"]

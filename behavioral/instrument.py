@@ -1,0 +1,163 @@
+"""The contract every behavioural instrument meets, and the registry the CLI, the demo,
+`liedar validate` and the report iterate.
+
+Why a contract: before it, adding one instrument touched seven files (an if/elif in the
+CLI, a demo step, a report adapter that routed warnings by matching their text, ...), and
+the CLI and the demo sampled items differently. Now an instrument is one class with:
+
+* ``name`` (the CLI subcommand ``liedar behavioral NAME``, the demo step, the report's
+  instrument id) and ``title`` (one line of help);
+* ``add_arguments`` / ``options``: its own flags, checked at parse time or in ``options``
+  before any model loads (the shared ones — model, backend, threads, ``--limit``,
+  ``--interval``, ``--seed``, ``--output`` — are the CLI's);
+* ``items(limit, seed)``: the one sampling rule the CLI and the demo share;
+* ``run(backend, items, ...)`` → `InstrumentRun` (result, per-item records, caveats);
+* ``section(run)`` → the report's rows (`liedar.results.Section`), with each `Caveat` put on
+  the rows its *code* names (``caveat_rows``), never routed by its text;
+* ``demo``: the sizes the demo uses (``DemoPlan``), or None to leave it out of the demo.
+
+It follows scikit-learn's estimator contract in spirit (configuration in the constructor
+and in ``options``, work in ``run``) and inspect_ai's registry in use (instruments are
+looked up by name). The registry itself is `liedar.behavioral.registry` (built-ins listed
+there, one line each; a third-party instrument is added with its ``register``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping, Optional, Sequence
+
+import numpy as np
+
+from liedar.errors import InputError
+from liedar.results import Caveat, Section
+
+LOCAL_BACKENDS = ("transformers", "llamacpp")
+
+
+@dataclass(frozen=True)
+class DemoPlan:
+    """What the demo runs: ``full`` and ``quick`` options (``limit`` = items, the rest are
+    keyword options of ``run``); ``quick=None`` leaves the instrument out of ``--quick``
+    with ``quick_reason`` shown on the page."""
+
+    full: Mapping[str, Any]
+    quick: Optional[Mapping[str, Any]] = None
+    quick_reason: str = ""
+    order: int = 100  # position among the demo's behavioural steps
+
+
+@dataclass
+class InstrumentRun:
+    """One run of an instrument: its result object (with ``to_dict``), the per-item records
+    it was computed from, the caveats that qualify it, and the options it ran with."""
+
+    instrument: str
+    result: Any
+    records: list[Any] = field(default_factory=list)
+    caveats: tuple[Caveat, ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        from liedar._util.atomic import json_safe
+
+        return {
+            "instrument": self.instrument,
+            "options": json_safe(self.options),
+            "result": self.result.to_dict(),
+            "records": [r if isinstance(r, dict) else r.to_dict() for r in self.records],
+            "caveats": [c.to_dict() for c in self.caveats],
+        }
+
+
+class Instrument:
+    """Base class of behavioural instruments (see the module docstring for the contract)."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    needs_model: ClassVar[bool] = True  # False: runs on record files (episodes, judge labels)
+    default_limit: ClassVar[Optional[int]] = None  # items asked when --limit is not given (None: the whole bank)
+    backends: ClassVar[tuple[str, ...]] = LOCAL_BACKENDS  # local backends it can load
+    caveat_rows: ClassVar[Mapping[str, Sequence[str]]] = {}  # caveat code -> row ids ("*": every measure)
+    demo: ClassVar[Optional[DemoPlan]] = None
+    version: ClassVar[int] = 1  # bump when results change: the demo then recomputes saved steps
+
+    # ---- command line ------------------------------------------------------------------
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add this instrument's own flags (value checks from `liedar._util.argtypes`)."""
+
+    def options(self, args: argparse.Namespace) -> dict[str, Any]:
+        """Keyword options of `run` from parsed flags; cross-flag checks raise `InputError`
+        here, before the model loads."""
+        return {}
+
+    def inputs(self, options: dict[str, Any]) -> list[Any]:
+        """Files this run reads (an ``--output`` may never overwrite one of them)."""
+        return []
+
+    # ---- work --------------------------------------------------------------------------
+
+    def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[Any]:
+        """The items to ask (all of the bank when ``limit`` is None); ``options`` are those of
+        `options` (e.g. a topic filter), so the CLI and the demo draw items the same way."""
+        raise NotImplementedError
+
+    def run(
+        self,
+        backend: Any,
+        items: Sequence[Any],
+        *,
+        interval: str,
+        seed: int = 0,
+        progress: bool = False,
+        **options: Any,
+    ) -> InstrumentRun:
+        raise NotImplementedError
+
+    def section(self, run: InstrumentRun) -> Section:
+        """The report's rows for this run."""
+        raise NotImplementedError
+
+    def summary(self, run: InstrumentRun) -> str:
+        """What the CLI prints: every estimate with its interval, n, method and kind, then the
+        protocol, the reading and the caveats."""
+        from liedar.behavioral.summary import format_result
+
+        return format_result(run.result.to_dict())
+
+    def check_backend(self, backend_kind: str) -> None:
+        if backend_kind not in self.backends:
+            raise InputError(
+                f"{self.name} needs the {' or '.join(self.backends)} backend, not {backend_kind}: "
+                f"run with --backend {self.backends[0]}"
+            )
+
+
+def sample_items(items: Sequence[Any], limit: Optional[int], seed: int, group: Any = None) -> list[Any]:
+    """The one sampling rule: ``limit`` items drawn without replacement (seeded), spread over
+    the groups ``group(item)`` names as evenly as the counts allow, returned in bank order.
+
+    Why stratified: the banks are ordered by topic or truth value, so a plain first-N or an
+    unlucky draw would ask one topic only.
+    """
+    items = list(items)
+    if limit is None or limit >= len(items):
+        return items
+    if limit < 1:
+        raise InputError(f"limit {limit}: give at least 1 item")
+    rng = np.random.default_rng(seed)
+    keys = [group(it) if group is not None else 0 for it in items]
+    groups: dict[Any, list[int]] = {}
+    for i, k in enumerate(keys):
+        groups.setdefault(k, []).append(i)
+    order = {k: list(rng.permutation(idx)) for k, idx in groups.items()}
+    chosen: list[int] = []
+    names = list(groups)
+    rng.shuffle(names)
+    while len(chosen) < limit:
+        for k in names:
+            if order[k] and len(chosen) < limit:
+                chosen.append(int(order[k].pop(0)))
+    return [items[i] for i in sorted(chosen)]

@@ -1,0 +1,55 @@
+"""The instrument registry: every behavioural instrument liedar ships, one line each.
+
+`liedar behavioral NAME` (the CLI), `liedar demo` (its behavioural steps) and the report
+iterate this registry, so adding an instrument is its module (an `Instrument` subclass),
+its items, its tests, and one line in ``BUILTIN`` below (docs/contributing.md walks
+through it). A third-party instrument is added at run time with `register`.
+"""
+
+from __future__ import annotations
+
+from liedar.behavioral.instrument import Instrument
+from liedar.behavioral.record_instruments import EpisodeScoring, JudgeAgreement
+from liedar.behavioral.runners.consistency import Consistency
+from liedar.behavioral.runners.honesty import BeliefVsAssertion
+from liedar.behavioral.runners.menus import MenuStudy
+from liedar.behavioral.runners.negation import NegationConsistency
+from liedar.behavioral.runners.noise import WeightNoise
+from liedar.behavioral.runners.sandbagging import SandbaggingGap
+from liedar.behavioral.runners.sycophancy import Sycophancy
+from liedar.errors import InputError
+
+BUILTIN: tuple[Instrument, ...] = (
+    Consistency(),
+    MenuStudy(),
+    SandbaggingGap(),
+    WeightNoise(),
+    Sycophancy(),
+    NegationConsistency(),
+    BeliefVsAssertion(),
+    EpisodeScoring(),
+    JudgeAgreement(),
+)
+
+_REGISTRY: dict[str, Instrument] = {i.name: i for i in BUILTIN}
+
+
+def register(instrument: Instrument) -> Instrument:
+    """Add an instrument (its name must be new); returns it, so it works as a decorator on
+    an instance factory too."""
+    if instrument.name in _REGISTRY and _REGISTRY[instrument.name] is not instrument:
+        raise InputError(f"an instrument named {instrument.name!r} is already registered: choose another name")
+    _REGISTRY[instrument.name] = instrument
+    return instrument
+
+
+def instruments() -> dict[str, Instrument]:
+    """Every registered instrument by name, built-ins first, in CLI order."""
+    return dict(_REGISTRY)
+
+
+def get(name: str) -> Instrument:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise InputError(f"no instrument named {name!r}: use one of {', '.join(_REGISTRY)}") from None

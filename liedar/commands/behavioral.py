@@ -1,0 +1,72 @@
+"""`liedar behavioral INSTRUMENT`: one subcommand per registered instrument.
+
+Every instrument in `liedar.behavioral.registry` becomes a subcommand with the shared
+arguments (``--model``/``--backend``/``--threads`` when it needs a model, ``--limit``,
+``--interval``, ``--seed``, ``--output``, ``--quiet``) plus its own. Order of work, so that
+bad input costs nothing: parse (value checks) → the instrument's cross-flag checks →
+output-vs-input check → items (the same sampling rule the demo uses) → load the model →
+run → print (every estimate with interval, n, method, kind) → write ``--output``
+atomically. Examples::
+
+    liedar behavioral consistency --model smollm2-135m --items 30
+    liedar behavioral gap --model smollm2-135m --limit 45
+    liedar behavioral noise --model smollm2-135m --limit 40 --seeds 3
+    liedar behavioral episodes --episodes runs.jsonl
+    liedar behavioral judge --judge grader.jsonl --human human.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from liedar._util.atomic import write_json_atomic
+from liedar.behavioral.instrument import Instrument
+from liedar.behavioral.registry import instruments
+from liedar.commands.args import (
+    add_interval_argument,
+    add_model_arguments,
+    add_output_argument,
+    add_seed_argument,
+    positive_int,
+    refuse_overwrite,
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    for inst in instruments().values():
+        p = subparsers.add_parser(inst.name, help=inst.title, description=inst.title)
+        if inst.needs_model:
+            add_model_arguments(p, backends=inst.backends)
+            p.add_argument("--limit", type=positive_int, default=None, help=_limit_help(inst))
+        add_interval_argument(p)
+        add_seed_argument(p, "the item sample, option orders and bootstraps")
+        add_output_argument(p, "write the result (and per-item records) as JSON here")
+        p.add_argument("--quiet", action="store_true", help="no progress bar")
+        inst.add_arguments(p)
+        p.set_defaults(func=run, instrument=inst)
+
+
+def _limit_help(inst: Instrument) -> str:
+    default = "all" if inst.default_limit is None else str(inst.default_limit)
+    return f"ask N items of the bank, sampled as in the demo (default {default})"
+
+
+def run(args: argparse.Namespace) -> int:
+    inst: Instrument = args.instrument
+    options = inst.options(args)
+    refuse_overwrite([args.output], inst.inputs(options))
+    items = inst.items(limit=getattr(args, "limit", None), seed=args.seed, **options)
+    backend: Any = None
+    meta: dict[str, Any] = {"instrument": inst.name}
+    if inst.needs_model:
+        from liedar import models
+
+        backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
+        meta.update(model=args.model, backend=args.backend, fingerprint=getattr(backend, "fingerprint", None))
+    result = inst.run(backend, items, interval=args.interval, seed=args.seed, progress=not args.quiet, **options)
+    print(inst.summary(result))
+    if args.output:
+        write_json_atomic(args.output, {**meta, **result.to_dict()})
+        print(f"wrote {args.output}")
+    return 0
