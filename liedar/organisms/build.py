@@ -10,7 +10,9 @@ Layout (under the liedar cache root)::
 The organism folder is assembled in a temporary sibling and renamed into place in one step
 (`liedar._util.atomic.atomic_dir`), and the index is rewritten atomically only after that,
 so a build killed at any point leaves either no organism or a whole one (the stale
-temporary folder is removed by the next build). A folder whose recipe hash matches is
+temporary folder is removed by the next build). The trained adapter is also saved
+(atomically, in a hidden ``.trained-<name>-<hash>`` folder) before the ground truth is
+measured: a build killed while measuring resumes from it without training again. A folder whose recipe hash matches is
 reused; a changed recipe (data, seed, hyper-parameters, liedar version) builds a new one.
 """
 
@@ -26,7 +28,7 @@ from typing import Any, Optional
 from liedar._util.atomic import atomic_dir, write_json_atomic
 from liedar.errors import IncompatibleError, InputError
 from liedar.models.adapters import INDEX_FORMAT, index_key, index_path, organisms_root, read_index
-from liedar.models.lora import ADAPTER_FILE, read_adapter_meta
+from liedar.models.lora import ADAPTER_FILE, LoraAdapter, read_adapter_meta
 from liedar.organisms.catalog import ORGANISMS
 from liedar.organisms.recipe import Recipe
 
@@ -210,7 +212,24 @@ def build(
 
     hyper = dict(rec.hyper)
     t0 = time.perf_counter()
-    adapter = train_lora(backend, list(split.train), seed=rec.seed, progress=progress, **hyper)
+    # A trained adapter is kept (atomically) before the ground truth is measured, so a build
+    # interrupted while measuring resumes from it instead of training again.
+    trained = parent / f".trained-{rec.name}-{recipe_hash[:16]}"
+    adapter = None
+    if trained.is_dir() and not force:
+        try:
+            adapter = LoraAdapter.load(trained)
+            if adapter.base_fingerprint != backend.fingerprint:
+                adapter = None
+        except (IncompatibleError, InputError):
+            adapter = None
+    if adapter is None:
+        shutil.rmtree(trained, ignore_errors=True)
+        adapter = train_lora(backend, list(split.train), seed=rec.seed, progress=progress, **hyper)
+        adapter.save(trained)
+        resumed = False
+    else:
+        resumed = True
     merged = apply_adapter(backend, adapter, name=f"{base}:{rec.name}")
     t1 = time.perf_counter()
     measured = rec.measure(merged, split, progress=progress)
@@ -221,6 +240,7 @@ def build(
     training["build_seconds_train"] = t1 - t0
     training["build_seconds_measure"] = t2 - t1
     training["threads"] = threads
+    training["resumed_from_trained_adapter"] = resumed
     training["load_average"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     org = Organism(
         name=rec.name,
@@ -254,6 +274,7 @@ def build(
         os.rename(folder, old)
     os.rename(staged, folder)
     shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(trained, ignore_errors=True)
     _update_index(root, org, backend.d_model, backend.n_layers)
     return org
 

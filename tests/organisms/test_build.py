@@ -132,3 +132,27 @@ def test_killed_build_leaves_nothing_half_written(cache, tiny_model_dir):
     )
     org = _build(tiny_model_dir)
     assert not org.reused and org.learned
+
+
+def test_interrupted_measurement_resumes_without_retraining(cache, tiny_model_dir, monkeypatch):
+    import dataclasses
+
+    import liedar.organisms.build as builder
+
+    rec = tiny_recipe()
+
+    def interrupted(backend, split, progress=False):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _build(tiny_model_dir, dataclasses.replace(rec, measure=interrupted))
+    assert not list((cache / "organisms").rglob("organism.json"))  # nothing half-built is visible
+
+    def no_training(*a, **k):
+        raise AssertionError("trained again although the trained adapter was kept")
+
+    monkeypatch.setattr("liedar.models.lora.train_lora", no_training)
+    assert builder  # the builder imports train_lora from liedar.models.lora at call time
+    org = _build(tiny_model_dir, rec)
+    assert org.training["resumed_from_trained_adapter"] and org.learned
+    assert not list((cache / "organisms").rglob(".trained-*"))  # cleaned once the organism is whole
