@@ -112,32 +112,29 @@ def _one_blas_thread():
 
 def run_train(args: argparse.Namespace) -> int:
     from liedar import __version__
-    from liedar.probes.estimators import make_probe
-    from liedar.probes.evaluation import choose_threshold, cross_validated, fit_probe
-    from liedar.probes.io import ProbeMetadata, save_probe
+    from liedar.probes.io import save_probe
+    from liedar.probes.training import cached_activations, train_lie_probe
 
     data, backend = _load(args)
-    X = _hidden(args, backend, data, [args.layer])[:, 0]
+    X_source = cached_activations(backend)
+    X = X_source(data.inputs, [args.layer], args.position)  # extraction uses torch's threads
     with _one_blas_thread():
-        cv = cross_validated(args.probe, X, data, n_splits=5, seed=args.seed)
-        probe = fit_probe(make_probe(args.probe), X, data)
-        threshold = choose_threshold(probe.decision_function(X), data.lie_labels)
-    meta = ProbeMetadata(
-        model_name=backend.name,
-        model_fingerprint=backend.fingerprint,
-        layer=args.layer,
-        position=args.position,
-        d_model=backend.d_model,
-        training_sets=list(args.data),
-        metrics={"cv_auroc": cv.auroc.to_dict(), "cv_accuracy": cv.accuracy.to_dict(), "n_train": len(data)},
-        threshold=threshold,
-        liedar_version=__version__,
-        extra={"backend": backend.kind, "seed": args.seed, "labels": "fit on lie labels (1 = false / deceptive)"},
-    )
-    path = save_probe(args.output, probe, meta)
+        trained = train_lie_probe(
+            backend,
+            data,
+            args.layer,
+            probe=args.probe,
+            position=args.position,
+            seed=args.seed,
+            activations=lambda inputs, layers, position: X,
+            training_sets=list(args.data),
+        )
+    trained.metadata.liedar_version = __version__
+    path = save_probe(args.output, trained.probe, trained.metadata)
+    acc = trained.metadata.metrics["cv_accuracy"]["value"]
     print(
-        f"{args.probe} probe on {backend.name} layer {args.layer}: 5-fold group-CV AUROC {cv.auroc} ; "
-        f"accuracy {cv.accuracy.value:.3f} ; saved {path}"
+        f"{args.probe} probe on {backend.name} layer {args.layer}: 5-fold group-CV AUROC {trained.auroc} ; "
+        f"accuracy {acc:.3f} ; saved {path}"
     )
     return 0
 

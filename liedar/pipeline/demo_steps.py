@@ -64,10 +64,10 @@ def _saved_raw(ctx: DemoContext, step: str) -> dict[str, Any]:
 def run_probes(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     """Layer sweep and topic transfer on built-in true/false sets; a lie probe on instructed pairs."""
     from liedar.probes.datasets import StatementSet, builtin_set, instructed_pairs, load_truth_is_universal
-    from liedar.probes.evaluation import auroc, fit_probe, layer_sweep, recall_at_fpr, transfer_matrix
-    from liedar.probes.io import ProbeMetadata, save_probe
+    from liedar.probes.evaluation import layer_sweep, transfer_matrix
+    from liedar.probes.io import save_probe
     from liedar.probes.sections import probe_section
-    from liedar.probes.splits import group_split
+    from liedar.probes.training import cached_activations, train_lie_probe
 
     lm, sz, seed = ctx.model(), ctx.sizes, ctx.config.seed
     rng = ctx.rng(1)
@@ -79,7 +79,8 @@ def run_probes(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
             parts.append(_sample_groups(tiu, sz["tiu_per_topic"], rng))
     facts = StatementSet.concat(parts, name="demo-facts")
     layers = _sweep_layers(lm.n_layers, sz["sweep_layers"])
-    X = lm.hidden_states(facts.inputs, layers, "last", progress=True)
+    activations = cached_activations(lm)  # the activation cache the CLI uses: a re-run costs no forward pass
+    X = activations(facts.inputs, layers, "last")
     sweep = layer_sweep(_logistic, X, layers, facts, seed=seed, probe_name="logistic, true/false statements")
     k = layers.index(sweep.chosen_layer)
     tm = transfer_matrix(
@@ -87,36 +88,27 @@ def run_probes(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     )
 
     inst = _sample_groups(instructed_pairs(PROBE_TOPICS, seed), sz["instructed_per_topic"] * 2 * len(PROBE_TOPICS), rng)
-    Xi = lm.hidden_states(inst.inputs, [sweep.chosen_layer], "mean", progress=True)[:, 0]
-    train, test = group_split(inst.group, (0.6, 0.4), seed)
-    lie = fit_probe(_logistic(), Xi[train], inst.subset(train))
-    s_train, s_test = lie.decision_function(Xi[train]), lie.decision_function(Xi[test])
-    y_train, y_test = inst.lie_labels[train], inst.lie_labels[test]
-    threshold = float(np.quantile(s_train[y_train == 0], 0.99))  # 1% FPR on honest *training* items
-    au = auroc(s_test, y_test, groups=inst.group[test], seed=seed)
-    recall = recall_at_fpr(s_test[y_test == 0], s_test[y_test == 1], 0.01)
+    trained = train_lie_probe(
+        lm,
+        inst,
+        sweep.chosen_layer,
+        probe=_logistic,
+        position="mean",
+        seed=seed,
+        held_out=0.4,
+        target_fpr=0.01,  # threshold: 1% FPR on honest *training* items
+        activations=activations,
+        model_name=ctx.config.model,
+        training_sets=["instructed (honest vs deceptive persona)"],
+    )
+    lie, au, recall = trained.probe, trained.auroc, trained.recall
     # Monitor controls: honest-persona statements on a topic the probe never saw (numbers).
     # For a linear probe the score of the mean hidden state equals the mean of the token
     # scores, i.e. exactly what the monitor computes with aggregate="mean".
     controls = instructed_pairs(("numbers",), seed)
     controls = controls.subset(controls.labels == 1, name="controls")
-    control_scores = lie.decision_function(
-        lm.hidden_states(controls.inputs, [sweep.chosen_layer], "mean", progress=True)[:, 0]
-    )
-    save_probe(
-        ctx.probe_path,
-        lie,
-        ProbeMetadata(
-            ctx.config.model,
-            lm.fingerprint,
-            int(sweep.chosen_layer),
-            "mean",
-            int(lm.d_model),
-            training_sets=["instructed (honest vs deceptive persona)"],
-            metrics={"auroc_heldout": au.to_dict(), "recall_at_1pct_fpr": recall.to_dict()},
-            threshold=threshold,
-        ),
-    )
+    control_scores = lie.decision_function(activations(controls.inputs, [sweep.chosen_layer], "mean")[:, 0])
+    save_probe(ctx.probe_path, lie, trained.metadata)
     section = probe_section(
         tm,
         sweep,
@@ -132,7 +124,7 @@ def run_probes(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
         "layer_sweep": sweep.to_dict(),
         "lie_probe": {
             "layer": int(sweep.chosen_layer),
-            "threshold": threshold,
+            "threshold": trained.metadata.threshold,
             "auroc": au.to_dict(),
             "recall_at_1pct_fpr": recall.to_dict(),
         },
@@ -161,7 +153,14 @@ def run_monitor(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     keep_groups = set(sorted(set(groups))[: sz["roleplay_scenarios"]])  # both answers of each scenario kept
     idx = [i for i, g in enumerate(groups) if g in keep_groups]
     dialogues, labels, groups = [dialogues[i] for i in idx], [labels[i] for i in idx], [groups[i] for i in idx]
-    rp_scores = mon.score_many(dialogues, progress=True)
+    scored = [mon.score_dialogue(d) for d in tqdm(dialogues, desc="monitor: role-play", leave=False)]
+    rp_scores = np.array([r.score for r in scored])
+    # a few transcripts of each kind, token by token, for the report's coloured-text view
+    transcripts = [
+        {**scored[i].to_dict(), "label": "deceptive" if labels[i] else "honest", "source": f"role-play {groups[i]}"}
+        for want in (0, 1)
+        for i in [j for j, lab in enumerate(labels) if lab == want][:3]
+    ]
     y = np.asarray(labels)
     rp_auroc = auroc(rp_scores, y, groups=groups, seed=ctx.config.seed)
     generations = []
@@ -169,6 +168,7 @@ def run_monitor(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     for sc in tqdm(scenarios, desc="monitor: generating", leave=False):
         prompt = Dialogue.of(Message("system", sc.setup), Message("user", sc.question))
         res = mon.generate(prompt, max_tokens=sz["monitor_tokens"], seed=ctx.config.seed)
+        transcripts.append({**res.to_dict(), "label": "generation", "source": sc.name})
         generations.append(
             {
                 "scenario": sc.name,
@@ -201,6 +201,7 @@ def run_monitor(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
         "roleplay_honest_flagged": int((rp_scores[y == 0] > cal.threshold).sum()),
         "n_roleplay_honest": n_hon,
         "generations": generations,
+        "transcripts": transcripts,
     }
     return section, raw
 
