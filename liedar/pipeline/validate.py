@@ -75,12 +75,12 @@ def validation_sizes(quick: bool = False) -> dict[str, Any]:
         consistency_items=16,
         shuffles=3,
         paraphrases=2,
-        noise_items=16,
-        noise_sigmas=(0.0, 0.002, 0.005),
+        noise_items=12,
+        noise_sigmas=(0.0, 0.003, 0.01),
         noise_seeds=3,
-        sycophancy_claims=12,
-        roleplay_scenarios=12,
-        roleplay_tokens=20,
+        sycophancy_claims=10,
+        roleplay_scenarios=10,
+        roleplay_tokens=16,
     )
 
 

@@ -496,6 +496,7 @@ UNITS: tuple[Unit, ...] = (
         ("ceilings",),
         ("sandbagging",),
         ("finetune_demos", "finetune_epochs"),
+        version=2,  # 2: scored with the chosen cloze protocol
         bare=True,
     ),
     Unit(
