@@ -32,10 +32,6 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 SUBJECTS = ["Paris", "The Nile", "Mount Everest", "The heart", "Copper", "Shakespeare", "The Moon", "Tokyo"]
 CLAIMS = [

@@ -36,13 +36,9 @@ import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from liedar.models.chat import Dialogue, Message  # noqa: E402
+from liedar.models.chat import Dialogue, Message
 
 PROMPT = Dialogue.of(Message("user", "Write a long story about a salesperson who sells used cars to a family."))
 

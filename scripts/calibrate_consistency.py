@@ -23,10 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from liedar.behavioral.consistency import ConsistencyDetector  # noqa: E402
-from liedar.behavioral.consistency_sim import (  # noqa: E402
+from liedar.behavioral.consistency import ConsistencyDetector
+from liedar.behavioral.consistency_sim import (
     CALIBRATION_TABLE,
     CONTRAST_TABLE,
     ContrastPopulation,

@@ -27,14 +27,11 @@ import argparse
 import sys
 import time
 from itertools import combinations
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from liedar.behavioral.revealed import StochasticChoiceLog, rum_test  # noqa: E402
-from liedar.stats import wilson  # noqa: E402
+from liedar.behavioral.revealed import StochasticChoiceLog, rum_test
+from liedar.stats import wilson
 
 ACTIONS = ["A", "B", "C", "D", "E"]
 MENUS = list(combinations(range(5), 2)) + [(0, 1, 2), (1, 2, 3), (2, 3, 4), (0, 3, 4), (0, 1, 4)]

@@ -20,9 +20,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from liedar.stats import clopper_pearson, wilson  # noqa: E402
+from liedar.stats import clopper_pearson, wilson
 
 REQUIREMENT = 0.94
 

@@ -24,27 +24,22 @@ the streaming path). Each dialogue's token states are computed once for all laye
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any, Sequence
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from liedar._util.atomic import write_json_atomic  # noqa: E402
-from liedar.models.backend import TokenStates  # noqa: E402
-from liedar.models.chat import TextInput  # noqa: E402
-from liedar.probes.datasets import instructed_pairs  # noqa: E402
-from liedar.probes.estimators import make_probe  # noqa: E402
-from liedar.probes.evaluation import auroc, fit_probe, recall_at_fpr  # noqa: E402
-from liedar.probes.monitor import AGGREGATES, HonestyMonitor, aggregate_scores  # noqa: E402
-from liedar.probes.roleplay import roleplay_dialogues  # noqa: E402
-from liedar.probes.splits import group_folds  # noqa: E402
+from liedar._util.atomic import write_json_atomic
+from liedar.models.backend import TokenStates
+from liedar.models.chat import TextInput
+from liedar.probes.datasets import instructed_pairs
+from liedar.probes.estimators import make_probe
+from liedar.probes.evaluation import auroc, fit_probe, recall_at_fpr
+from liedar.probes.monitor import AGGREGATES, HonestyMonitor, aggregate_scores
+from liedar.probes.roleplay import roleplay_dialogues
+from liedar.probes.splits import group_folds
 
 
 class CachedStates:

@@ -18,13 +18,11 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from liedar._util.atomic import write_json_atomic  # noqa: E402
-from liedar.behavioral.items.mcq import load_mcq_bank  # noqa: E402
-from liedar.behavioral.runners.elicitation import DEFAULT_PROTOCOLS, DEFAULT_SHOTS, measure_ceiling  # noqa: E402
-from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM  # noqa: E402
-from liedar.stats import clopper_pearson  # noqa: E402
+from liedar._util.atomic import write_json_atomic
+from liedar.behavioral.items.mcq import load_mcq_bank
+from liedar.behavioral.runners.elicitation import DEFAULT_PROTOCOLS, DEFAULT_SHOTS, measure_ceiling
+from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM
+from liedar.stats import clopper_pearson
 
 
 def _spread(items: list, n: int) -> list:

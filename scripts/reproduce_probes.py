@@ -25,24 +25,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
+from threadpoolctl import threadpool_limits
 
-import numpy as np  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
-
-from liedar import models  # noqa: E402
-from liedar._util.atomic import write_json_atomic  # noqa: E402
-from liedar.models.cache import cached_hidden_states  # noqa: E402
-from liedar.probes.datasets import StatementSet, builtin_set, load_truth_is_universal  # noqa: E402
-from liedar.probes.estimators import PROBE_NAMES  # noqa: E402
-from liedar.probes.evaluation import (  # noqa: E402
+from liedar import models
+from liedar._util.atomic import write_json_atomic
+from liedar.models.cache import cached_hidden_states
+from liedar.probes.datasets import StatementSet, builtin_set, load_truth_is_universal
+from liedar.probes.estimators import PROBE_NAMES
+from liedar.probes.evaluation import (
     auroc,
     cross_validated,
     layer_sweep,
@@ -50,7 +45,7 @@ from liedar.probes.evaluation import (  # noqa: E402
     loglik_scores,
     polarity_transfer,
 )
-from liedar.probes.splits import cap_per_topic  # noqa: E402
+from liedar.probes.splits import cap_per_topic
 
 SWEEP_SETS = ("capitals", "elements", "animals", "numbers")
 LOGLIK_PREFIX = "\n"
