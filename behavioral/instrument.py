@@ -66,7 +66,7 @@ class InstrumentRun:
             "instrument": self.instrument,
             "options": json_safe(self.options),
             "result": self.result.to_dict(),
-            "records": [r if isinstance(r, dict) else r.to_dict() for r in self.records],
+            "records": [r.to_dict() if hasattr(r, "to_dict") else json_safe(r) for r in self.records],
             "caveats": [c.to_dict() for c in self.caveats],
         }
 
