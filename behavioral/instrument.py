@@ -79,6 +79,7 @@ class Instrument:
     needs_model: ClassVar[bool] = True  # False: runs on record files (episodes, judge labels)
     default_limit: ClassVar[Optional[int]] = None  # items asked when --limit is not given (None: the whole bank)
     backends: ClassVar[tuple[str, ...]] = LOCAL_BACKENDS  # local backends it can load
+    requires: ClassVar[frozenset[str]] = frozenset({"score_options"})  # backend capabilities it uses
     caveat_rows: ClassVar[Mapping[str, Sequence[str]]] = {}  # caveat code -> row ids ("*": every measure)
     demo: ClassVar[Optional[DemoPlan]] = None
     version: ClassVar[int] = 1  # bump when results change: the demo then recomputes saved steps
@@ -127,11 +128,16 @@ class Instrument:
 
         return format_result(run.result.to_dict())
 
-    def check_backend(self, backend_kind: str) -> None:
-        if backend_kind not in self.backends:
+    def check_backend(self, backend: Any) -> None:
+        """Refuse, in one line, a backend that lacks what this instrument uses (a served model
+        has no weights for weight noise); local backends have every capability."""
+        have = getattr(backend, "capabilities", None)
+        missing = sorted(self.requires - set(have)) if have is not None else []
+        if missing:
             raise InputError(
-                f"{self.name} needs the {' or '.join(self.backends)} backend, not {backend_kind}: "
-                f"run with --backend {self.backends[0]}"
+                f"{self.name} needs {', '.join(m.replace('_', ' ') for m in missing)}, which "
+                f"{getattr(backend, 'name', 'this backend')} does not expose: run it on a local model "
+                f"(--backend {self.backends[0]})"
             )
 
 

@@ -26,13 +26,15 @@ from liedar.commands import (
     demo,
     extract,
     monitor,
+    organism,
     probe,
     report,
+    validate,
 )
 from liedar.commands.args import OneLineParser, usage_error
 from liedar.errors import LiedarError
 
-TOP_LEVEL_COMMANDS = (demo, report, extract, probe, monitor)
+TOP_LEVEL_COMMANDS = (demo, validate, report, extract, probe, monitor, organism)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -130,6 +130,7 @@ class WeightNoise(Instrument):
     name = "noise"
     title = "weight-noise elicitation (Tice et al. 2025): honest vs prompted sandbagger (transformers only)"
     backends = ("transformers",)
+    requires = frozenset({"weights"})
     caveat_rows: dict[str, tuple[str, ...]] = {}  # a curve's caveats (its own baseline) sit on its φ row
     drop_caveats = ("phi_undefined",)  # the not-computable φ row says it
     demo = DemoPlan(

@@ -31,6 +31,7 @@ from liedar.commands.args import (
     positive_int,
     refuse_overwrite,
 )
+from liedar.models.served_cli import add_served_model_arguments, served_backend_from_args
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         p = subparsers.add_parser(inst.name, help=inst.title, description=inst.title)
         if inst.needs_model:
             add_model_arguments(p, backends=inst.backends)
+            add_served_model_arguments(p)
             p.add_argument("--limit", type=positive_int, default=None, help=_limit_help(inst))
         add_interval_argument(p)
         add_seed_argument(p, "the item sample, option orders and bootstraps")
@@ -62,8 +64,12 @@ def run(args: argparse.Namespace) -> int:
     if inst.needs_model:
         from liedar import models
 
-        backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
-        meta.update(model=args.model, backend=args.backend, fingerprint=getattr(backend, "fingerprint", None))
+        backend = served_backend_from_args(args, progress=not args.quiet) or models.load(
+            args.model, backend=args.backend, n_threads=args.threads
+        )
+        inst.check_backend(backend)
+        kind = "served" if getattr(backend, "capabilities", None) is not None else args.backend
+        meta.update(model=args.model, backend=kind, fingerprint=getattr(backend, "fingerprint", None))
     result = inst.run(backend, items, interval=args.interval, seed=args.seed, progress=not args.quiet, **options)
     print(inst.summary(result))
     if args.output:
