@@ -52,10 +52,15 @@ def iter_jsonl(path: "str | Path", *, expected: str = "") -> Iterator[tuple[int,
     """
     p = _existing_file(path, "JSONL file")
     shape = f"; each line must be a JSON object like {expected}" if expected else "; write one JSON object per line"
-    lineno = 0
     try:
-        with p.open(encoding="utf-8-sig", newline="") as fh:
-            for lineno, line in enumerate(_lines(fh), 1):
+        with p.open("rb") as fh:
+            for lineno, raw in enumerate(fh, 1):  # binary lines split on b"\n" only (not on U+2028)
+                try:
+                    line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputError(
+                        f"{p}:{lineno}: not UTF-8 text (byte {exc.start + 1} of the line); save the file as UTF-8"
+                    ) from None
                 if not line.strip():
                     continue
                 try:
@@ -63,28 +68,13 @@ def iter_jsonl(path: "str | Path", *, expected: str = "") -> Iterator[tuple[int,
                 except json.JSONDecodeError as exc:
                     raise InputError(f"{p}:{lineno}: not valid JSON ({exc.msg}){shape}") from None
                 except (ValueError, RecursionError) as exc:
-                    raise InputError(
-                        f"{p}:{lineno}: not valid JSON ({str(exc) or 'nested too deeply'}){shape}"
-                    ) from None
+                    reason = str(exc) or "nested too deeply"
+                    raise InputError(f"{p}:{lineno}: not valid JSON ({reason}){shape}") from None
                 if not isinstance(row, Mapping):
                     raise InputError(f"{p}:{lineno}: expected a JSON object, got {type(row).__name__}{shape}")
                 yield lineno, dict(row)
-    except UnicodeDecodeError:
-        raise InputError(f"{p}:{lineno + 1}: not UTF-8 text; save the file as UTF-8") from None
     except OSError as exc:
         raise InputError(f"cannot read {p}: {exc.strerror or exc}") from None
-
-
-def _lines(fh: Any) -> Iterator[str]:
-    """Lines split on ``\\n`` only (``str.splitlines`` would also split inside a JSON string
-    on U+2028 and friends, and shift every later line number)."""
-    buf = ""
-    while chunk := fh.read(1 << 16):
-        buf += chunk
-        *done, buf = buf.split("\n")
-        yield from done
-    if buf:
-        yield buf
 
 
 def kind_name(kinds: str) -> str:
