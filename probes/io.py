@@ -66,14 +66,21 @@ def _registry() -> dict[str, type]:
     return {c.__name__: c for c in estimators.PROBE_TYPES}
 
 
+def probe_path(path: Union[str, Path]) -> Path:
+    """The file `save_probe` writes for ``path`` (``.npz`` appended when missing), so a
+    command can check that place before any work."""
+    path = Path(path)
+    if path.suffix != ".npz":
+        path = path.with_suffix(path.suffix + ".npz") if path.suffix else path.with_suffix(".npz")
+    return path
+
+
 def save_probe(path: Union[str, Path], probe: Any, metadata: ProbeMetadata) -> Path:
     """Write ``probe`` (a fitted liedar estimator) and ``metadata`` to ``path`` (.npz).
 
     Returns the path written. Raises InputError for an unfitted or foreign estimator.
     """
-    path = Path(path)
-    if path.suffix != ".npz":
-        path = path.with_suffix(path.suffix + ".npz") if path.suffix else path.with_suffix(".npz")
+    path = probe_path(path)
     cls_name = type(probe).__name__
     if cls_name not in _registry():
         raise InputError(

@@ -112,9 +112,13 @@ def _one_blas_thread():
 
 def run_train(args: argparse.Namespace) -> int:
     from liedar import __version__
-    from liedar.probes.io import save_probe
+    from liedar.errors import InputError
+    from liedar.probes.io import probe_path, save_probe
     from liedar.probes.training import cached_activations, train_lie_probe
 
+    final = probe_path(args.output)
+    if final.is_dir() or (final.exists() and not final.is_file()):
+        raise InputError(f"{final} (where the probe is saved) is a folder; give another --output file name")
     data, backend = _load(args)
     X_source = cached_activations(backend)
     X = X_source(data.inputs, [args.layer], args.position)  # extraction uses torch's threads

@@ -363,9 +363,9 @@ CASES: list[tuple[str, list[str], Extra]] = [
         {},
     ),
     (
-        "probe-train-output-is-input",
-        ["probe", "train", "--data", "good.jsonl", "--layer", "3", "--output", "good.jsonl"],
-        {},
+        "probe-train-output-npz-is-folder",  # --output x saves x.npz, and x.npz is a folder
+        ["probe", "train", "--data", "good.jsonl", "--layer", "3", "--output", "x"],
+        {"x.npz/keep.txt": "keep"},
     ),
     (
         "probe-train-data-not-utf8",
@@ -1147,42 +1147,9 @@ CASES: list[tuple[str, list[str], Extra]] = [
     ("behavioral-unknown-instrument", ["behavioral", "astrology"], {}),
 ]
 
-# Cases that need the lead's CLI wiring (issue 17, "CLI: shared arguments"): strict, so each
-# one fails loudly the moment it starts to pass and the mark must be removed.
-CLI_PENDING: dict[str, str] = {
-    "probe-train-output-is-input": "probe train: refuse_overwrite(--output, --data) before the model loads",
-    "consistency-items-zero": "behavioral consistency: --items as positive_int",
-    "consistency-items-negative": "behavioral consistency: --items as positive_int",
-    "consistency-shuffles-zero": "behavioral consistency: --shuffles as positive_int",
-    "consistency-paraphrases-negative": "behavioral consistency: --paraphrases as nonnegative_int",
-    "consistency-threads-zero": "behavioral consistency: --threads as positive_int",
-    "consistency-output-folder": "behavioral consistency: --output as output_file",
-    "consistency-seed-negative": "behavioral consistency: --seed as nonnegative_int",
-    "menus-samples-deterministic": "behavioral menus: --samples does nothing in deterministic mode; refuse it",
-    "menus-temperature-deterministic": "behavioral menus: --temperature does nothing in deterministic mode; refuse it",
-    "menus-alpha-zero": "behavioral menus: --alpha as open_unit_interval",
-    "menus-alpha-above-one": "behavioral menus: --alpha as open_unit_interval",
-    "menus-bootstrap-zero": "behavioral menus: --bootstrap as positive_int",
-    "menus-output-folder": "behavioral menus: --output as output_file",
-    "menus-threads-negative": "behavioral menus: --threads as positive_int",
-    "gap-shots-without-kshot": "behavioral gap: --shots without the k-shot protocol does nothing; refuse it",
-    "gap-protocols-unknown": "behavioral gap: --protocols checked against the known protocols at parse time",
-    "gap-output-proc": "behavioral gap: --output as output_file",
-    "gap-threads-zero": "behavioral gap: --threads as positive_int",
-    "noise-sigmas-word": "behavioral noise: --sigmas as float_list",
-    "noise-sigmas-negative": "behavioral noise: --sigmas must be >= 0",
-    "noise-sigmas-nan": "behavioral noise: --sigmas as float_list (finite)",
-    "noise-seeds-zero": "behavioral noise: --seeds as positive_int",
-    "noise-protocol-unknown": "behavioral noise: --protocol checked at parse time",
-    "sycophancy-output-folder": "behavioral sycophancy: --output as output_file",
-    "negation-threads-zero": "behavioral negation: --threads as positive_int",
-    "negation-output-proc": "behavioral negation: --output as output_file",
-    "honesty-evade-margin-negative": "behavioral honesty: --evade-margin as nonnegative_float",
-    "honesty-evade-margin-nan": "behavioral honesty: --evade-margin as nonnegative_float",
-    "honesty-output-is-file-parent": "behavioral honesty: --output as output_file",
-    "episodes-output-is-input": "behavioral episodes: refuse_overwrite(--output, --episodes) (today it overwrites)",
-    "judge-output-is-input": "behavioral judge: refuse_overwrite(--output, --judge/--human)",
-}
+# Cases that need CLI wiring not landed yet: strict xfail, so each one fails loudly the moment
+# it starts to pass and the mark must be removed. Empty since "CLI: shared arguments" (b649da5).
+CLI_PENDING: dict[str, str] = {}
 
 
 def _params():
@@ -1239,6 +1206,7 @@ SUBPROCESS_CASES = [
     "monitor-probe-nan-coef",
     "report-run-json-list",
     "extract-model-pickle-weights",
+    "episodes-output-is-input",
 ]
 
 
