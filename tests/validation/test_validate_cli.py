@@ -1,0 +1,38 @@
+"""`liedar validate` refuses bad input with one line before any model loads."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from liedar.commands import validate as cmd
+from liedar.errors import InputError
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    p = argparse.ArgumentParser()
+    cmd.register(p.add_subparsers())
+    return p.parse_args(["validate", *argv])
+
+
+def test_unknown_organism_is_one_line(tmp_path):
+    args = _args("--organisms", "no_such_organism", "--no-build", "--output", str(tmp_path / "out"))
+    with pytest.raises(InputError, match="unknown organism 'no_such_organism'"):
+        cmd.run(args)
+    assert not (tmp_path / "out" / "validation-matrix.json").exists()
+
+
+def test_bad_threads_and_output(tmp_path):
+    with pytest.raises(InputError, match="--threads 0"):
+        cmd.run(_args("--threads", "0", "--output", str(tmp_path / "o")))
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(InputError, match="is a file"):
+        cmd.run(_args("--output", str(f)))
+
+
+def test_build_and_no_build_are_exclusive():
+    with pytest.raises(SystemExit):
+        _args("--build", "sandbagger", "--no-build")
+    assert _args("--build", "sandbagger,liar").build == ("sandbagger", "liar")
