@@ -27,7 +27,7 @@ from typing import Any, Callable, Optional, Sequence
 from liedar import __version__
 from liedar._util.atomic import write_json_atomic
 from liedar.errors import InputError, LiedarError
-from liedar.pipeline.context import DemoConfig, DemoContext, StepUnavailable
+from liedar.pipeline.context import DemoConfig, DemoContext, Step, StepUnavailable
 from liedar.pipeline.validate_detectors import (
     DETECTORS,
     FLAG_RULES,
@@ -311,10 +311,10 @@ def ensure_base_probe(demo_ctx: DemoContext, say: Callable[[str], None] = print)
     """Train (or reuse) the demo's ``probes`` step on the base model: instructed pairs only,
     never organism data. Returns the probe kit and the probe file's hash."""
     from liedar.pipeline.context import step_hashes
-    from liedar.pipeline.demo_steps import STEPS
+    from liedar.pipeline.demo_steps import WHITE_BOX_STEPS
     from liedar.report.store import StepResult, load_step, save_step
 
-    step = next(s for s in STEPS if s.name == "probes")
+    step = next(s for s in WHITE_BOX_STEPS if s.name == "probes")
     h = step_hashes(demo_ctx.config, (step,))[step.name]
     saved = load_step(demo_ctx.results_dir, step.name, h)
     if saved is None or saved.status != "ok" or not demo_ctx.probe_path.is_file():
@@ -566,7 +566,30 @@ def run_validation(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     return Section(validation=out.matrix), raw
 
 
-DEMO_PARAMS = ("validation",)  # the demo's sizes key holding `demo_validation_sizes(quick)`
+def _built_now(model: str) -> list[str]:
+    """name@recipe-hash of every organism built on ``model`` (empty when none or no organisms package)."""
+    try:
+        from liedar import organisms as org_pkg
+
+        return sorted(f"{o.name}@{o.recipe_hash[:12]}@{o.built_at}" for o in org_pkg.built(model))
+    except (ImportError, LiedarError, OSError):
+        return []
+
+
+def validation_step(quick: bool, model: str = "smollm2-135m") -> Step:
+    """The demo's step (after ``probes``, whose lie probe it reads). Its hash covers the sizes
+    and the organisms built when the step list is made, so a newly built organism makes the
+    demo redo this step (cheaply: every finished unit is read from its own saved file)."""
+    return Step(
+        "validation",
+        run_validation,
+        (),
+        ("probes",),
+        "validation matrix: every detector on the base model and the built organisms",
+        1,
+        config={"sizes": demo_validation_sizes(quick), "organisms": _built_now(model)},
+    )
+
 
 __all__ = [
     "DEMO_ORGANISM",
@@ -581,4 +604,5 @@ __all__ = [
     "truth_for",
     "validate",
     "validation_sizes",
+    "validation_step",
 ]

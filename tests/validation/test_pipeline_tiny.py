@@ -116,3 +116,13 @@ def test_demo_step_gives_a_validation_section_from_the_saved_work(run):
     assert same and all(c.effect == first.matrix.cell(c.detector, c.model).effect for c in same)
     assert any("--quick" in n for n in section.validation.notes)
     assert any("organisms in this matrix" in n for n in raw["notes"])
+
+
+def test_demo_step_hash_covers_the_built_organisms(run):
+    from liedar.pipeline.validate import validation_step
+
+    base = run[0]
+    step = validation_step(True, base)
+    assert step.depends == ("probes",)
+    names = [o.split("@")[0] for o in step.config["organisms"]]
+    assert names == ["tiny_trigger", "tiny_untrained"]
