@@ -326,7 +326,9 @@ class ServedBackend:
         self.usage: Counter = Counter()
         self._checked = False
         self._logprobs_ok: Optional[bool] = None if config.scoring != "parse" else False
-        self._recording: Optional[list[tuple[str, dict[str, Any], dict[str, Any]]]] = None
+        self._recording: Optional[list[Any]] = None
+        self._pending: dict[str, Any] = {}
+        self._bar: Any = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="liedar-served", daemon=True)
         self._thread.start()
@@ -534,8 +536,11 @@ class ServedBackend:
 
     def _request(self, path: str, body: dict[str, Any], meta: dict[str, Any]) -> Optional[dict[str, Any]]:
         if self._recording is not None:
-            self._recording.append((path, body, meta))
+            self._plan(path, body)
             return None
+        pending = getattr(self, "_pending", {}).get(request_key(self.base_url + path, body))
+        if pending is not None:
+            return pending.result()
         future = asyncio.run_coroutine_threadsafe(self._fetch(path, body, meta), self._loop)
         return future.result()
 
@@ -660,48 +665,53 @@ class ServedBackend:
 
     # ---- concurrency for sequential runners ---------------------------------------------------
     def prefetch(self, run: Callable[["ServedBackend"], Any]) -> Any:
-        """Run ``run(self)`` twice: first *recording* every request it would make (runners'
-        requests depend only on their seeds, not on earlier answers), then, after all
-        uncached requests were sent concurrently (``concurrency``, ``rate_limit``), for real
-        from the cache. A request that does depend on an answer (the parse fallback) is made
-        in the second pass. Returns the second pass's result."""
-        self._recording = []
-        try:
-            run(self)
-            planned = self._recording
-        finally:
-            self._recording = None
-        unique: dict[str, tuple[str, dict[str, Any]]] = {}
-        for path, body, _ in planned:
-            unique.setdefault(request_key(self.base_url + path, body), (path, body))
-        todo = [(k, p, b) for k, (p, b) in unique.items() if self.cache.get(k) is None]
-        if todo:
-            asyncio.run_coroutine_threadsafe(self._gather(todo), self._loop).result()
-        return run(self)
+        """Run ``run(self)`` twice: first *planning* — every request it makes is sent at once
+        in the background (bounded by ``concurrency`` and ``rate_limit``) and answered with a
+        placeholder, since runners' requests depend only on their seeds, not on earlier
+        answers — then for real, each call waiting for its own response. The runner's own
+        analysis in the planning pass overlaps with the network. A request that does depend
+        on an answer (the parse fallback) is made in the second pass. The first failure
+        cancels what is still queued and is raised as its one line; finished responses stay
+        cached. Returns the second pass's result."""
+        import concurrent.futures as cf
 
-    async def _gather(self, todo: list[tuple[str, str, dict[str, Any]]]) -> None:
+        self._pending: dict[str, "cf.Future[dict[str, Any]]"] = {}
         bar = None
         if self.progress:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=len(todo), desc=f"{self.name} requests", unit="call")
-
-        async def one(path: str, body: dict[str, Any]) -> None:
-            await self._fetch(path, body, {})
-            if bar is not None:
-                bar.update(1)
-
-        tasks = [asyncio.ensure_future(one(p, b)) for _, p, b in todo]
+            bar = tqdm(desc=f"{self.name} requests", unit="call")
+        self._recording = []
+        self._bar = bar
         try:
-            done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-            for t in pending:
-                t.cancel()
-            for t in done:
-                if t.exception() is not None:
-                    raise t.exception()  # type: ignore[misc]
+            try:
+                run(self)
+            finally:
+                self._recording = None
+            futures = list(self._pending.values())
+            done, pending = cf.wait(futures, return_when=cf.FIRST_EXCEPTION)
+            failed = [f for f in done if not f.cancelled() and f.exception() is not None]
+            if failed:
+                for f in pending:
+                    f.cancel()
+                cf.wait(pending, timeout=self.config.timeout)
+                raise failed[0].exception()  # type: ignore[misc]
+            return run(self)
         finally:
+            self._pending = {}
+            self._bar = None
             if bar is not None:
                 bar.close()
+
+    def _plan(self, path: str, body: dict[str, Any]) -> None:
+        key = request_key(self.base_url + path, body)
+        if key in self._pending:
+            return
+        future = asyncio.run_coroutine_threadsafe(self._fetch(path, body, {}), self._loop)
+        if self._bar is not None:
+            self._bar.total = (self._bar.total or 0) + 1
+            future.add_done_callback(lambda _: self._bar.update(1) if self._bar is not None else None)
+        self._pending[key] = future
 
 
 def httpx_response_type() -> Any:
