@@ -25,6 +25,7 @@ from liedar.commands import (
     behavioral,
     demo,
     extract,
+    from_inspect,
     monitor,
     organism,
     probe,
@@ -54,8 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bsub = group.add_subparsers(dest="instrument_name", metavar="INSTRUMENT", parser_class=OneLineParser)
     behavioral.register(bsub)
-    group.set_defaults(func=lambda args: usage_error(group))
-    parser.set_defaults(func=lambda args: usage_error(parser))
+    from_inspect.register(bsub)
+    group.set_defaults(func=lambda args: usage_error(group, bsub.choices))
+    parser.set_defaults(func=lambda args: usage_error(parser, sub.choices))
     return parser
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Callable, NoReturn, Optional, Sequence
+from typing import Callable, Iterable, NoReturn, Optional, Sequence
 
 from liedar._util.argtypes import (  # noqa: F401  (the shared value types, re-exported for command modules)
     ALL_LAYERS,
@@ -50,9 +50,10 @@ class OneLineParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def usage_error(parser: argparse.ArgumentParser) -> int:
-    """A command group called without its subcommand: show its help on stderr, exit 2."""
-    parser.print_help(sys.stderr)
+def usage_error(parser: argparse.ArgumentParser, subcommands: Iterable[str]) -> int:
+    """A command group called without its subcommand: one line naming the choices, exit 2."""
+    print(f"liedar: error: {parser.prog} needs one of: {', '.join(subcommands)} (see {parser.prog} --help)",
+          file=sys.stderr)  # fmt: skip
     return 2
 
 

@@ -127,7 +127,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_output_argument(audit_p, "write one JSON record per transcript to this JSONL file")
     audit_p.set_defaults(func=audit)
-    parser.set_defaults(func=lambda args: usage_error(parser))
+    parser.set_defaults(func=lambda args: usage_error(parser, sub.choices))
 
 
 def _common(p: argparse.ArgumentParser) -> None:

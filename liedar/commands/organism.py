@@ -20,7 +20,7 @@ import json
 import sys
 
 from liedar._util.atomic import write_json_atomic
-from liedar.commands.args import add_model_arguments, add_output_argument, usage_error
+from liedar.commands.args import OneLineParser, add_model_arguments, add_output_argument, usage_error
 
 
 def register(subparsers) -> None:
@@ -29,7 +29,7 @@ def register(subparsers) -> None:
         help="build, list and describe model organisms (known deceivers)",
         description="LoRA fine-tunes of a local model that deceive in a known way, with their measured behaviour.",
     )
-    sub = p.add_subparsers(dest="organism_command", metavar="ACTION")
+    sub = p.add_subparsers(dest="organism_command", metavar="ACTION", parser_class=OneLineParser)
 
     b = sub.add_parser("build", help="train (or reuse) an organism and measure its ground truth")
     b.add_argument("names", nargs="*", help="organism names (see `liedar organism list`)")
@@ -49,7 +49,7 @@ def register(subparsers) -> None:
     add_model_arguments(d, backends=("transformers",))
     add_output_argument(d, "write the description as JSON to this file")
     d.set_defaults(func=_describe)
-    p.set_defaults(func=lambda args: usage_error(p))
+    p.set_defaults(func=lambda args: usage_error(p, sub.choices))
 
 
 def _names(args) -> list[str]:

@@ -18,6 +18,7 @@ import argparse
 from liedar._util.atomic import write_bytes_atomic, write_json_atomic
 from liedar.commands.args import (
     ALL_LAYERS,
+    OneLineParser,
     add_model_arguments,
     add_output_argument,
     add_seed_argument,
@@ -50,7 +51,7 @@ def register(subparsers) -> None:
         help="train and judge linear lie/truth probes",
         description="Linear probes on hidden states; higher score = false / deceptive.",
     )
-    sub = p.add_subparsers(dest="probe_command", metavar="ACTION")
+    sub = p.add_subparsers(dest="probe_command", metavar="ACTION", parser_class=OneLineParser)
 
     t = sub.add_parser(
         "train",
@@ -83,7 +84,7 @@ def register(subparsers) -> None:
         "--layers", type=layers_or_all, default=ALL_LAYERS, help="all (default), a range 2-20, or a list 4,8,12"
     )
     s.set_defaults(func=run_sweep)
-    p.set_defaults(func=lambda args: usage_error(p))
+    p.set_defaults(func=lambda args: usage_error(p, sub.choices))
 
 
 def _load(args: argparse.Namespace):
