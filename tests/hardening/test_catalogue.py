@@ -1195,7 +1195,8 @@ def test_catalogue_is_big_and_spread():
     assert len(ids) == len(set(ids)), "case ids must be unique"
     assert len(ids) >= 100
     commands = {
-        " ".join(argv[:2]) if argv[0] in ("behavioral", "probe", "monitor") else argv[0] for _, argv, _ in CASES
+        " ".join(argv[:2]) if argv and argv[0] in ("behavioral", "probe", "monitor") else (argv[0] if argv else "")
+        for _, argv, _ in CASES
     }
     for needed in (
         "extract", "probe train", "probe eval", "probe sweep", "monitor run", "monitor calibrate", "monitor audit",
