@@ -15,10 +15,15 @@ from typing import Any
 
 
 def load(name_or_path: str, backend: str = "transformers", n_threads: "int | None" = None, **kwargs: Any):
-    """Load a built-in model name, a local .gguf file or a Hugging Face folder as a Backend.
+    """Load a built-in model name, a local .gguf file, a Hugging Face folder, an organism
+    (``smollm2-135m:sandbagger``) or a served model (``openai:MODEL`` with ``base_url=...``).
 
-    See models.registry.load for the options.
+    See `liedar.models.registry.load` and `liedar.models.served.load_served` for the options.
     """
+    if str(name_or_path).startswith("openai:"):
+        from liedar.models.served import load_served
+
+        return load_served(str(name_or_path), **kwargs)
     from liedar.models.registry import load as _load
 
     return _load(name_or_path, backend=backend, n_threads=n_threads, **kwargs)

@@ -90,12 +90,9 @@ def load(
 
     ``n_threads`` (default 2) sets torch's / llama.cpp's CPU threads. ``n_ctx`` caps the
     context; longer inputs are refused, never truncated.
-    ``openai:MODEL`` (with ``base_url=...``) is a served model: see models.served.
+    Served models (``openai:MODEL``) are dispatched by `liedar.models.load`, not here: the
+    served backend reads this module's `resolve` for ``template_from``.
     """
-    if str(name_or_path).startswith("openai:"):  # served model hook (models/served.py)
-        from liedar.models.served import load_served
-
-        return load_served(str(name_or_path), **kwargs)
     if backend not in BACKENDS:
         raise InputError(f"unknown backend {backend!r}: use one of {', '.join(BACKENDS)}")
     from liedar.models import adapters  # "base:organism" names: a built LoRA organism on its base
