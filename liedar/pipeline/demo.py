@@ -22,6 +22,7 @@ from liedar import __version__
 from liedar._util.atomic import write_json_atomic
 from liedar.pipeline.context import DemoConfig, DemoContext, Step, StepUnavailable, step_hashes
 from liedar.pipeline.demo_steps import demo_steps
+from liedar.pipeline.validate import validation_step
 from liedar.report.build import build_report
 from liedar.report.render import write_report
 from liedar.report.store import RUN_FILE, StepResult, load_step, save_step
@@ -40,7 +41,8 @@ def run_demo(
     config: DemoConfig, steps: Optional[tuple[Step, ...]] = None, say: Callable[[str], None] = print
 ) -> DemoOutcome:
     """Run (or resume) every step, then write index.html, report.md, report.json, figures/."""
-    steps = demo_steps(config.quick) if steps is None else steps
+    if steps is None:  # probes, monitor, cross-check, every registered instrument, then the validation matrix
+        steps = demo_steps(config.quick) + (validation_step(config.quick, config.model),)
     t_start = time.perf_counter()
     ctx = DemoContext(config)
     hashes = step_hashes(config, steps)

@@ -310,6 +310,4 @@ def demo_steps(quick: bool) -> tuple[Step, ...]:
     return WHITE_BOX_STEPS + tuple(instrument_step(i, quick) for i in planned)
 
 
-STEPS = WHITE_BOX_STEPS  # transitional name still read by liedar.pipeline.validate (probes step only)
-
 __all__ = ["demo_steps", "instrument_step", "WHITE_BOX_STEPS"]
