@@ -15,6 +15,7 @@ from liedar.behavioral.runners.honesty import BeliefVsAssertion
 from liedar.behavioral.runners.menus import MenuStudy
 from liedar.behavioral.runners.negation import NegationConsistency
 from liedar.behavioral.runners.noise import WeightNoise
+from liedar.behavioral.runners.observer import ObserverEffect
 from liedar.behavioral.runners.sandbagging import SandbaggingGap
 from liedar.behavioral.runners.sycophancy import Sycophancy
 from liedar.errors import InputError
@@ -29,6 +30,7 @@ BUILTIN: tuple[Instrument, ...] = (
     BeliefVsAssertion(),
     EpisodeScoring(),
     JudgeAgreement(),
+    ObserverEffect(),
 )
 
 _REGISTRY: dict[str, Instrument] = {i.name: i for i in BUILTIN}
