@@ -2,7 +2,12 @@
 
 Layout (under the liedar cache root, see models.storage)::
 
-    activations/<fingerprint[:24]>-<backend kind>/<position>/layer-<i>/<shard id>.npz
+    activations/<fingerprint[:24]>-<backend kind>[-<dtype>]/<position>/layer-<i>/<shard id>.npz
+
+The dtype the model ran in is part of the key (a bf16 model's activations are not an fp32
+model's): float32, the default, keeps the original layout so existing caches stay valid;
+other dtypes get a ``-bfloat16`` / ``-float16`` suffix and a ``dtype`` field in each shard's
+metadata. The Ray path (models.distributed) writes the very same shards from its workers.
 
 A shard holds ``shard_size`` consecutive inputs; its id is a hash of their input hashes,
 so the same inputs map to the same files whatever list they arrive in. Each file is a plain
@@ -33,6 +38,25 @@ from liedar.models.backend import Position, Span
 from liedar.models.chat import Dialogue, TextInput
 from liedar.models.storage import atomic_file, cache_root, note
 
+SHARD_SIZE = 64  # inputs per shard; the Ray path cuts its work at the same boundaries
+
+
+def dtype_of(backend) -> str:
+    """The precision a backend runs its model in (backends without the notion: float32)."""
+    return str(getattr(backend, "dtype_name", "float32"))
+
+
+def activation_dir(backend, position: Position, root: Optional[Path] = None) -> Path:
+    """The cache folder of one (model, backend kind, dtype, position)."""
+    dtype = dtype_of(backend)
+    suffix = "" if dtype == "float32" else f"-{dtype}"
+    return (
+        Path(root or cache_root())
+        / "activations"
+        / f"{backend.fingerprint[:24]}-{backend.kind}{suffix}"
+        / position_key(position)
+    )
+
 
 def input_hash(inp: TextInput) -> str:
     if isinstance(inp, Dialogue):
@@ -59,7 +83,7 @@ def cached_hidden_states(
     position: Position = "last",
     *,
     root: Optional[Path] = None,
-    shard_size: int = 64,
+    shard_size: int = SHARD_SIZE,
     progress: bool = False,
     stats: Optional[dict] = None,
 ) -> np.ndarray:
@@ -71,12 +95,7 @@ def cached_hidden_states(
     layers = backend.check_layers(layers)
     if isinstance(inputs, (str, bytes)) or len(inputs) == 0:
         raise InputError("inputs must be a non-empty list of strings or Dialogues")
-    base = (
-        Path(root or cache_root())
-        / "activations"
-        / f"{backend.fingerprint[:24]}-{backend.kind}"
-        / position_key(position)
-    )
+    base = activation_dir(backend, position, root)
     hashes = [input_hash(x) for x in inputs]
     out = np.empty((len(inputs), len(layers), backend.d_model), dtype=np.float32)
     counts = {"computed": 0, "reused": 0, "damaged": 0}
@@ -89,6 +108,8 @@ def cached_hidden_states(
         shard_hashes = hashes[lo : lo + shard_size]
         shard_id = hashlib.sha256("".join(shard_hashes).encode()).hexdigest()[:32]
         meta = {"fingerprint": backend.fingerprint, "kind": backend.kind, "position": position_key(position)}
+        if dtype_of(backend) != "float32":
+            meta["dtype"] = dtype_of(backend)
         missing = []
         for j, layer in enumerate(layers):
             path = base / f"layer-{layer}" / f"{shard_id}.npz"

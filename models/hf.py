@@ -11,6 +11,13 @@ what it was batched with (pinned by a test).
 
 ``.model`` (the nn.Module) and ``.tokenizer`` are public on purpose: the weight-noise
 instrument perturbs ``backend.model`` parameters in place and restores them.
+
+``device`` (``auto``, ``cpu``, ``cuda``, ``cuda:N``, ``mps``) and ``dtype`` (``float32``,
+``bfloat16``, ``float16``) choose where and in what precision the model runs; ``auto`` picks
+a GPU when torch sees one. Hidden states always leave the backend as float32 numpy arrays,
+but a bf16 model's states are not an fp32 model's (docs/scale.md measures the gap), so the
+activation cache keys on ``dtype_name`` as well. A combination the machine cannot run is
+refused in one line before the weights load (`check_device_dtype`).
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ from liedar._util import offline  # noqa: F401  (sets the HF offline switches be
 from liedar.errors import InputError, ModelUnavailableError
 from liedar.models.base import BackendBase
 
+DTYPES = ("float32", "bfloat16", "float16")
+DEVICES = ("auto", "cpu", "cuda", "cuda:N", "mps")
 SOURCE_FILE = "liedar_source.json"  # written into dequantized copies: which GGUF they came from
 # Weight formats that torch.load unpickles (running code from the file). Never loaded.
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")
@@ -51,6 +60,57 @@ def check_safetensors_folder(folder: Path) -> None:
     raise ModelUnavailableError(f"{folder} holds no *.safetensors weights; point to a Hugging Face model folder")
 
 
+def resolve_device(device: str = "cpu") -> str:
+    """``auto`` -> ``cuda`` when torch sees a GPU, else ``mps`` when available, else ``cpu``;
+    any other value is checked against what this machine has (one-line InputError)."""
+    import torch
+
+    device = str(device or "cpu")
+    if device == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        mps = getattr(torch.backends, "mps", None)
+        return "mps" if mps is not None and mps.is_available() else "cpu"
+    if device == "cpu":
+        return device
+    if device == "cuda" or device.startswith("cuda:"):
+        index = device.partition(":")[2]
+        if index and not index.isdigit():
+            raise InputError(f"--device {device!r}: use cuda or cuda:N with N a GPU index")
+        if not torch.cuda.is_available():
+            raise InputError(f"--device {device}: torch sees no CUDA GPU on this machine; use --device cpu or auto")
+        if index and int(index) >= torch.cuda.device_count():
+            raise InputError(
+                f"--device {device}: this machine has {torch.cuda.device_count()} CUDA GPU(s) (0-based index)"
+            )
+        return device
+    if device == "mps":
+        mps = getattr(torch.backends, "mps", None)
+        if mps is None or not mps.is_available():
+            raise InputError("--device mps: torch sees no Apple GPU (MPS) here; use --device cpu or auto")
+        return device
+    raise InputError(f"unknown device {device!r}: use one of {', '.join(DEVICES)}")
+
+
+def check_device_dtype(device: str = "cpu", dtype: str = "float32") -> tuple[str, str]:
+    """(resolved device, dtype) or a one-line InputError when the device cannot run the dtype.
+
+    float16 on the CPU is refused: PyTorch's CPU kernels for half precision are partial and
+    slow, and half overflows where bfloat16 does not; bfloat16 is the CPU's reduced type."""
+    import torch
+
+    if dtype not in DTYPES:
+        raise InputError(f"unknown dtype {dtype!r}: use one of {', '.join(DTYPES)}")
+    resolved = resolve_device(device)
+    if dtype == "float16" and resolved == "cpu":
+        raise InputError("--dtype float16 cannot run on the CPU here: use --dtype bfloat16 or float32 (or a GPU)")
+    if dtype == "bfloat16" and resolved.startswith("cuda"):
+        with torch.cuda.device(resolved):
+            if not torch.cuda.is_bf16_supported():
+                raise InputError(f"--dtype bfloat16: GPU {resolved} has no bfloat16 support; use --dtype float16")
+    return resolved, dtype
+
+
 class TransformersBackend(BackendBase):
     kind = "transformers"
 
@@ -63,9 +123,12 @@ class TransformersBackend(BackendBase):
         n_ctx: Optional[int] = None,
         batch_size: int = 8,
         fingerprint: Optional[str] = None,
+        device: str = "cpu",
+        dtype: str = "float32",
     ):
         folder = Path(folder)
         check_safetensors_folder(folder)  # before torch is even imported
+        self.device, self.dtype_name = check_device_dtype(device, dtype)
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from transformers.utils import logging as hf_logging
@@ -75,13 +138,15 @@ class TransformersBackend(BackendBase):
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
             self.model = AutoModelForCausalLM.from_pretrained(
-                folder, dtype=torch.float32, trust_remote_code=False, use_safetensors=True
+                folder, dtype=getattr(torch, self.dtype_name), trust_remote_code=False, use_safetensors=True
             )
         except (OSError, ValueError) as exc:
             raise ModelUnavailableError(
                 f"cannot load a Hugging Face model from {folder}: {exc}".splitlines()[0]
             ) from exc
         self.model.eval()
+        if self.device != "cpu":
+            self.model.to(self.device)
         self._torch = torch
         decoder = self.model.get_decoder()
         self._blocks = decoder.layers
@@ -149,7 +214,7 @@ class TransformersBackend(BackendBase):
         for r, seq in enumerate(batch):
             ids[r, : len(seq)] = torch.tensor(seq, dtype=torch.long)
             mask[r, : len(seq)] = 1
-        return ids, mask
+        return ids.to(self.device), mask.to(self.device)
 
     def _forward(self, batch, layers):
         store: dict = {}
@@ -161,7 +226,7 @@ class TransformersBackend(BackendBase):
         finally:
             for h in handles:
                 h.remove()
-        stacked = self._torch.stack([store[layer] for layer in layers], dim=2).float().numpy()
+        stacked = self._torch.stack([store[layer] for layer in layers], dim=2).float().cpu().numpy()
         return [stacked[r, : len(seq)] for r, seq in enumerate(batch)]
 
     def _token_logprobs(self, batch):
@@ -169,7 +234,7 @@ class TransformersBackend(BackendBase):
         with self._torch.inference_mode():
             logits = self.model(input_ids=ids, attention_mask=mask, use_cache=False).logits.float()
             logp = self._torch.log_softmax(logits[:, :-1], dim=-1)
-            picked = logp.gather(-1, ids[:, 1:, None])[..., 0].numpy()
+            picked = logp.gather(-1, ids[:, 1:, None])[..., 0].cpu().numpy()
         return [picked[r, : len(seq) - 1] for r, seq in enumerate(batch)]
 
     def _step(self, ids: list[int], hook_layer, stop: bool = False):
@@ -182,7 +247,7 @@ class TransformersBackend(BackendBase):
         try:
             with self._torch.inference_mode():
                 out = self.model(
-                    input_ids=self._torch.tensor([ids], dtype=self._torch.long),
+                    input_ids=self._torch.tensor([ids], dtype=self._torch.long, device=self.device),
                     use_cache=True,
                     **{self._cache_kw: self._past},
                 )
@@ -192,8 +257,8 @@ class TransformersBackend(BackendBase):
             for h in handles:
                 h.remove()
         self._past = getattr(out, self._cache_kw) if out is not None else None
-        hidden = store[hook_layer][0, -1].float().numpy().copy() if hook_layer is not None else None
-        logits = out.logits[0, -1].float().numpy() if out is not None else None
+        hidden = store[hook_layer][0, -1].float().cpu().numpy().copy() if hook_layer is not None else None
+        logits = out.logits[0, -1].float().cpu().numpy() if out is not None else None
         return logits, hidden
 
     def _gen_begin(self, ids, hook_layer):
