@@ -448,6 +448,8 @@ def validate(
                 spec, load, config.results_dir, sizes, config.seed, kit, probe_hash, say=say
             )
         except LiedarError as exc:  # an organism that will not load: its column says why
+            if spec.is_base:
+                raise  # no base model, no matrix: one line, exit 2
             from liedar.pipeline.validate_detectors import not_computable
 
             notes.append(f"{spec.name}: {exc}")
