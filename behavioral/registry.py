@@ -11,6 +11,7 @@ from __future__ import annotations
 from liedar.behavioral.instrument import Instrument
 from liedar.behavioral.record_instruments import EpisodeScoring, JudgeAgreement
 from liedar.behavioral.runners.consistency import Consistency
+from liedar.behavioral.runners.contamination import Contamination
 from liedar.behavioral.runners.honesty import BeliefVsAssertion
 from liedar.behavioral.runners.menus import MenuStudy
 from liedar.behavioral.runners.negation import NegationConsistency
@@ -31,6 +32,7 @@ BUILTIN: tuple[Instrument, ...] = (
     EpisodeScoring(),
     JudgeAgreement(),
     ObserverEffect(),
+    Contamination(),
 )
 
 _REGISTRY: dict[str, Instrument] = {i.name: i for i in BUILTIN}

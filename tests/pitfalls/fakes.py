@@ -64,3 +64,18 @@ class ObserverFake:
         pick = right if knows else wrong
         # longer options get proportionally more mass so both cloze scorings pick `pick`
         return np.array([-1.0 * len(o) if i == pick else -5.0 * len(o) for i, o in enumerate(options)])
+
+
+class LikelihoodFake:
+    """Per-word "token" log-probs from a fixed hash of the word (so wordings differ, as
+    templates do); ``memorised`` texts get every token ``bonus`` nats more likely."""
+
+    name = "likelihood-fake"
+
+    def __init__(self, memorised: Sequence[str] = (), bonus: float = 1.0):
+        self.memorised, self.bonus = set(memorised), bonus
+
+    def token_logprobs(self, text: str) -> np.ndarray:
+        words = text.split()
+        lp = np.array([-1.0 - 4.0 * _u(w, "lp") for w in words[1:]] or [-3.0])
+        return lp + (self.bonus if text in self.memorised else 0.0)
