@@ -186,16 +186,13 @@ def study(args: argparse.Namespace) -> None:
         f"wall time {wall:.0f} s, {calls} calls, {wall / max(calls, 1):.3f} s/call (load avg {os.getloadavg()[0]:.2f})"
     )
     per_call = wall / max(calls, 1)
-    full = 40 * 15 * args.samples
-    n_cot = full if "chain_of_thought" in framings else 0
-    print(f"full study: {full * 5} calls ({full * 4} short-answer + {full} chain-of-thought)")
-    if n_cot == 0:
-        print(
-            f"extrapolated short-answer part: {full * 4 * per_call / 3600:.1f} h at {per_call:.3f} s/call "
-            "(chain-of-thought replies are up to 160 tokens vs 12: time it with --framings chain_of_thought)"
-        )
-    else:
-        print(f"extrapolated at the mean {per_call:.3f} s/call of this mix: {full * 5 * per_call / 3600:.1f} h")
+    full = 40 * 15 * 20  # configurations per framing x menus x K=20, the study's real size
+    print(f"full study (K=20): {full * 5} calls ({full * 4} short-answer + {full} chain-of-thought)")
+    part = full * len(framings)
+    print(
+        f"extrapolated: the framings run here ({', '.join(framings)}) at full size = {part} calls "
+        f"x {per_call:.3f} s/call = {part * per_call / 3600:.1f} h"
+    )
     (cache / "study.json").write_text(json.dumps(d))
     print(f"results: {cache / 'study.json'}")
 
