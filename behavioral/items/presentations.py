@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Optional, Sequence
 
 from liedar.errors import InputError
 
@@ -205,3 +205,14 @@ def render(p: Presentation, question: str, item_id: str = "") -> Any:
     msgs.append(Message("user", user_text(p, question, item_id), detect=True))
     msgs.append(Message("assistant", "Answer:"))
     return Dialogue.of(*msgs)
+
+
+def presented(items: Sequence[Any], families: Optional[Sequence[str]] = None, seed: int = 0):
+    """(prompt, is evaluation-looking, family, item id, wording key) for every item under one
+    seeded wording of every family: what the observer-effect runner asks and what the
+    evaluation-awareness probe (`liedar.probes.awareness`) reads hidden states of."""
+    fams = list(families or dict.fromkeys(p.family for p in PRESENTATIONS))
+    for it in items:
+        for f in fams:
+            p = variant_for(it.item_id, f, seed)
+            yield render(p, it.question, it.item_id), p.kind == "evaluation", f, it.item_id, p.key
