@@ -47,7 +47,7 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
         type=_names,
         default=None,
         metavar="NAMES",
-        help="organisms to build first when missing (default: every recipe)",
+        help="organisms to build first when missing (default: those in --organisms, else every recipe)",
     )
     build.add_argument("--no-build", action="store_true", help="use only organisms already built")
     p.add_argument("--quick", action="store_true", help="smaller samples; no weight noise, no fine-tuning elicitation")

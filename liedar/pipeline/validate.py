@@ -434,7 +434,7 @@ def validate(
         recipes = tuple(sorted(getattr(org_pkg, "ORGANISMS", {})))
     except ModuleNotFoundError:
         recipes = ()
-    build = recipes if config.build is None else config.build
+    build = (config.organisms or recipes) if config.build is None else config.build  # default: what is asked for
     specs, org_notes = organism_specs(config.model, config.organisms, build, config.threads, say, demo_ctx.model)
     notes += org_notes
     all_specs = [ModelSpec(config.model)] + specs
