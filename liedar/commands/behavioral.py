@@ -31,6 +31,7 @@ from liedar.commands.args import (
     positive_int,
     refuse_overwrite,
 )
+from liedar.models.served import run_with
 from liedar.models.served_cli import add_served_model_arguments, served_backend_from_args
 
 
@@ -70,7 +71,14 @@ def run(args: argparse.Namespace) -> int:
         inst.check_backend(backend)
         kind = "served" if getattr(backend, "capabilities", None) is not None else args.backend
         meta.update(model=args.model, backend=kind, fingerprint=getattr(backend, "fingerprint", None))
-    result = inst.run(backend, items, interval=args.interval, seed=args.seed, progress=not args.quiet, **options)
+
+    def work(b: Any) -> Any:
+        return inst.run(b, items, interval=args.interval, seed=args.seed, progress=not args.quiet, **options)
+
+    # a served backend collects the run's requests first and sends them concurrently
+    result = run_with(backend, work) if backend is not None else work(None)
+    if hasattr(backend, "usage_summary"):
+        meta["usage"] = backend.usage_summary()  # calls, cache hits, tokens, scoring modes, no-answers
     print(inst.summary(result))
     if args.output:
         write_json_atomic(args.output, {**meta, **result.to_dict()})
