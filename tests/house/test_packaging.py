@@ -3,6 +3,7 @@ of the repository's package folders (models/, probes/, behavioral/, liedar/) ins
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -22,11 +23,18 @@ FOLDERS = {
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
     out = tmp_path_factory.mktemp("wheel")
+    # build from a copy: setuptools writes build/ and *.egg-info next to the sources, and a
+    # stale egg-info in the repository would shadow the editable install's entry points
+    src = tmp_path_factory.mktemp("src") / "liedar"
+    skip = shutil.ignore_patterns(".git", ".venv", ".wheels", "build", "*.egg-info", "__pycache__", ".hypothesis",
+                                  "liedar-*", "tests", "docs", "scripts")  # fmt: skip
+    shutil.copytree(ROOT, src, ignore=skip)
     subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(ROOT)],
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(src)],
         check=True,
         capture_output=True,
         text=True,
+        cwd=src,
     )
     (path,) = out.glob("liedar-*.whl")
     return zipfile.ZipFile(path)
