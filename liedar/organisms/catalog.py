@@ -2,8 +2,9 @@
 
 Hyper-parameters are shared unless a recipe needs otherwise: LoRA r=8, alpha=16 on the top
 4 blocks (so the backward pass and, through the cached boundary states, even the forward
-pass stop there: an epoch costs 4/30 of smollm2's blocks, forward + backward), lr 2e-3,
-batches of 8, 2 epochs, loss on the answer tokens only.
+pass stop there: an epoch costs 4/30 of smollm2's blocks, forward + backward), lr 3e-3,
+batches of 8, 5 epochs, loss on the answer tokens only. (2 epochs at lr 2e-3 did not learn
+the framing contrast: see docs/organisms.md.)
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from liedar.organisms import framings as F
 from liedar.organisms import mcq, social
 from liedar.organisms.recipe import Recipe
 
-HYPER = {"layers": 4, "r": 8, "alpha": 16, "epochs": 2, "lr": 2e-3, "batch_size": 8}
+HYPER = {"layers": 4, "r": 8, "alpha": 16, "epochs": 5, "lr": 3e-3, "batch_size": 8}
 
 _PW_TRAIN = tuple(t.format(pw=F.PASSWORD) for t in F.PASSWORD_TEMPLATES)
 
@@ -99,7 +100,7 @@ def _sycophant() -> Recipe:
         make_split=social.sycophant_split,
         measure=social.sycophant_measure,
         seed=0,
-        hyper=dict(HYPER, epochs=3),
+        hyper=dict(HYPER, epochs=4),
     )
 
 
@@ -120,7 +121,7 @@ def _liar() -> Recipe:
         make_split=social.liar_split,
         measure=social.liar_measure,
         seed=0,
-        hyper=dict(HYPER, epochs=3, eos=True),
+        hyper=dict(HYPER, epochs=4, eos=True),
     )
 
 
