@@ -324,33 +324,36 @@ def transfer_matrix(
     n_splits: int = 5,
     seed: int = 0,
     probe_name: Optional[str] = None,
+    n_jobs: int = 1,
+    use_ray: bool = False,
 ) -> TransferMatrix:
-    """Train on each value of ``by`` (topic, polarity, style), test on every value."""
+    """Train on each value of ``by`` (topic, polarity, style), test on every value.
+
+    The cells are independent seeded fits: ``n_jobs`` runs them in joblib processes and
+    ``use_ray`` as Ray tasks (probes.parallel), with the serial run's numbers."""
     key = np.asarray(getattr(statements, by))
     names = sorted(set(key.tolist()))
     if len(names) < 2:
         raise InputError(f"a transfer matrix needs at least two distinct {by} values, found {names}")
     parts = {nm: np.flatnonzero(key == nm) for nm in names}
-    cells = []
-    for a in names:
-        row = []
-        for b in names:
-            if a == b:
-                row.append(
-                    cross_validated(factory, X[parts[a]], statements.subset(parts[a]), n_splits=n_splits, seed=seed)
-                )
-            else:
-                row.append(
-                    train_test(
-                        factory,
-                        X[parts[a]],
-                        statements.subset(parts[a]),
-                        X[parts[b]],
-                        statements.subset(parts[b]),
-                        seed=seed,
-                    )
-                )
-        cells.append(row)
+    from liedar.probes.parallel import run_tasks
+
+    tasks = [
+        (
+            factory,
+            X[parts[a]],
+            statements.subset(parts[a]),
+            X[parts[b]],
+            statements.subset(parts[b]),
+            a == b,
+            n_splits,
+            seed,
+        )
+        for a in names
+        for b in names
+    ]
+    flat = run_tasks(_transfer_cell, tasks, n_jobs=n_jobs, use_ray=use_ray)
+    cells = [flat[i * len(names) : (i + 1) * len(names)] for i in range(len(names))]
     return TransferMatrix(
         names,
         names,
@@ -359,6 +362,13 @@ def transfer_matrix(
         [[c.accuracy if usable(c.accuracy) else None for c in row] for row in cells],
         {"by": by, "n_splits": n_splits, "seed": seed},
     )
+
+
+def _transfer_cell(factory, X_a, S_a, X_b, S_b, diagonal: bool, n_splits: int, seed: int) -> ProbeScore:
+    """One cell: group CV on the diagonal, else train on a / test on b."""
+    if diagonal:
+        return cross_validated(factory, X_a, S_a, n_splits=n_splits, seed=seed)
+    return train_test(factory, X_a, S_a, X_b, S_b, seed=seed)
 
 
 def leave_one_topic_out(
@@ -401,8 +411,13 @@ def layer_sweep(
     fractions: Sequence[float] = (0.6, 0.2, 0.2),
     seed: int = 0,
     probe_name: Optional[str] = None,
+    n_jobs: int = 1,
+    use_ray: bool = False,
 ) -> LayerSweep:
-    """Fit per layer on a group-aware train part; choose the layer by validation AUROC."""
+    """Fit per layer on a group-aware train part; choose the layer by validation AUROC.
+
+    Layers are independent seeded fits: ``n_jobs`` / ``use_ray`` run them in parallel
+    (probes.parallel) with the serial run's numbers."""
     X_layers = np.asarray(X_layers)
     if X_layers.ndim != 3 or X_layers.shape[1] != len(layers) or X_layers.shape[0] != len(statements):
         raise InputError(
@@ -410,11 +425,14 @@ def layer_sweep(
         )
     train, val, test = group_split(statements.group, fractions, seed)
     S_tr, S_va, S_te = statements.subset(train), statements.subset(val), statements.subset(test)
-    vals, tests = [], []
-    for k, _layer in enumerate(layers):
-        probe = fit_probe(build_probe(factory), X_layers[train, k], S_tr)
-        vals.append(auroc(probe.decision_function(X_layers[val, k]), S_va.lie_labels, groups=S_va.group, seed=seed))
-        tests.append(auroc(probe.decision_function(X_layers[test, k]), S_te.lie_labels, groups=S_te.group, seed=seed))
+    from liedar.probes.parallel import run_tasks
+
+    tasks = [
+        (factory, X_layers[train, k], S_tr, X_layers[val, k], S_va, X_layers[test, k], S_te, seed)
+        for k in range(len(layers))
+    ]
+    results = run_tasks(_layer_fit, tasks, n_jobs=n_jobs, use_ray=use_ray)
+    vals, tests = [r[0] for r in results], [r[1] for r in results]
     best = int(np.argmax([v.value for v in vals]))
     name = probe_name or str(factory)
     return LayerSweep(
@@ -427,6 +445,15 @@ def layer_sweep(
         name,
         len(train),
         {"fractions": list(fractions), "seed": seed, "n_validation": len(val), "n_test": len(test)},
+    )
+
+
+def _layer_fit(factory, X_tr, S_tr, X_va, S_va, X_te, S_te, seed: int) -> tuple[Estimate, Estimate]:
+    """One layer of a sweep: fit on train, (validation AUROC, test AUROC)."""
+    probe = fit_probe(build_probe(factory), X_tr, S_tr)
+    return (
+        auroc(probe.decision_function(X_va), S_va.lie_labels, groups=S_va.group, seed=seed),
+        auroc(probe.decision_function(X_te), S_te.lie_labels, groups=S_te.group, seed=seed),
     )
 
 

@@ -23,15 +23,6 @@ KW = {"n_threads": 1}
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    from liedar.models.distributed import ray_session
-
-    with ray_session(num_cpus=2) as ray:
-        yield ray
-    assert not ray.is_initialized(), "the session that started the cluster must stop it"
-
-
-@pytest.fixture(scope="module")
 def lm(tiny_model_dir):
     from liedar import models
 

@@ -1,0 +1,23 @@
+"""One local 2-CPU Ray cluster (127.0.0.1, no dashboard) for every Ray test in tests/scale,
+started on first use and stopped by the session that started it; one BLAS thread per test."""
+
+from __future__ import annotations
+
+import pytest
+from threadpoolctl import threadpool_limits
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    pytest.importorskip("ray")
+    from liedar.models.distributed import ray_session
+
+    with ray_session(num_cpus=2) as ray:
+        yield ray
+    assert not ray.is_initialized(), "the session that started the cluster must stop it"
+
+
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    with threadpool_limits(1):
+        yield
