@@ -124,3 +124,63 @@ def add_output_argument(
 
 
 Register = Callable[[argparse._SubParsersAction], None]
+
+
+# ---- compute: device, dtype, Ray (docs/scale.md) ------------------------------------------
+
+DTYPE_CHOICES = ("float32", "bfloat16", "float16")
+
+
+def add_compute_arguments(p: argparse.ArgumentParser) -> None:
+    """``--device``/``--dtype`` (transformers backend) and ``--ray [ADDRESS]`` with its
+    per-actor resources; `compute_check` refuses what this machine or cluster cannot run."""
+    g = p.add_argument_group("compute (docs/scale.md)")
+    g.add_argument("--device", default="cpu", help="transformers device: cpu (default), auto, cuda, cuda:N, mps")
+    g.add_argument("--dtype", default="float32", choices=DTYPE_CHOICES, help="model precision (default float32)")
+    g.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="extract on Ray actors: no ADDRESS starts a local cluster (stopped at the end); 'auto' or host:port "
+        "joins a running one",
+    )
+    g.add_argument("--num-cpus", type=positive_int, default=1, help="CPUs per Ray actor (default 1)")
+    g.add_argument("--num-gpus", type=nonnegative_float, default=0.0, help="GPUs per Ray actor (default 0)")
+    g.add_argument("--concurrency", type=positive_int, default=1, help="Ray actors, one model each (default 1)")
+
+
+def load_kwargs(args: argparse.Namespace) -> dict:
+    """Keyword arguments for ``models.load`` from the model and compute arguments."""
+    kw: dict = {"backend": args.backend, "n_threads": args.threads}
+    device, dtype = getattr(args, "device", "cpu"), getattr(args, "dtype", "float32")
+    if args.backend == "transformers":
+        kw.update(device=device, dtype=dtype)
+    elif (device, dtype) != ("cpu", "float32"):
+        raise InputError(f"--device/--dtype apply to the transformers backend; {args.backend} runs its GGUF as built")
+    return kw
+
+
+def compute_check(args: argparse.Namespace) -> None:
+    """Before any work: a device/dtype this machine cannot run (unless the work goes to Ray
+    workers, which check on their node), Ray-only resources without --ray, a Ray address
+    that does not answer; each one line, exit 2."""
+    ray = getattr(args, "ray", None)
+    if ray is None:
+        if args.num_gpus or args.concurrency != 1 or args.num_cpus != 1:
+            raise InputError("--num-gpus, --num-cpus and --concurrency size Ray actors: add --ray, or use --device")
+        if args.backend == "transformers":
+            from liedar.models.hf import check_device_dtype
+
+            check_device_dtype(args.device, args.dtype)
+    else:
+        from liedar.models.distributed import check_address
+
+        check_address(None if ray == "local" else ray)
+        if ray == "local" and args.num_gpus:
+            import torch
+
+            if not torch.cuda.is_available():
+                raise InputError(f"--num-gpus {args.num_gpus:g}: torch sees no GPU on this machine; drop --num-gpus")
+    load_kwargs(args)

@@ -19,10 +19,13 @@ from liedar._util.atomic import write_bytes_atomic, write_json_atomic
 from liedar.commands.args import (
     ALL_LAYERS,
     OneLineParser,
+    add_compute_arguments,
     add_model_arguments,
     add_output_argument,
     add_seed_argument,
+    compute_check,
     layers_or_all,
+    load_kwargs,
     nonnegative_int,
     usage_error,
 )
@@ -43,6 +46,7 @@ def _common(p: argparse.ArgumentParser, output_kind: str) -> None:
     add_seed_argument(p, "folds, splits and bootstrap")
     what = "the probe file (.npz + JSON metadata)" if output_kind == "file" else "output folder"
     add_output_argument(p, what, kind=output_kind, required=True)
+    add_compute_arguments(p)
 
 
 def register(subparsers) -> None:
@@ -92,15 +96,41 @@ def _load(args: argparse.Namespace):
     from liedar import models
     from liedar.probes.datasets import StatementSet, resolve_data
 
+    compute_check(args)
     data = StatementSet.concat([resolve_data(d, seed=args.seed) for d in args.data])
-    backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
+    backend = models.load(args.model, **load_kwargs(args))
     return data, backend
+
+
+def _session(args):
+    """A Ray session around extraction and fits with --ray (started and stopped here), else nothing."""
+    import contextlib
+
+    if getattr(args, "ray", None) is None:
+        return contextlib.nullcontext()
+    from liedar.models.distributed import ray_session
+
+    return ray_session(None if args.ray == "local" else args.ray)
 
 
 def _hidden(args, backend, data, layers):
     from liedar.models.cache import cached_hidden_states
 
-    return cached_hidden_states(backend, data.inputs, backend.check_layers(layers), args.position, progress=True)
+    layers = backend.check_layers(layers)
+    if getattr(args, "ray", None) is not None:  # inside _session: workers write the same cache
+        from liedar.models.distributed import ray_hidden_states
+
+        return ray_hidden_states(
+            args.model,
+            data.inputs,
+            layers,
+            args.position,
+            load_kwargs=load_kwargs(args),
+            concurrency=args.concurrency,
+            num_cpus=args.num_cpus,
+            num_gpus=args.num_gpus,
+        )
+    return cached_hidden_states(backend, data.inputs, layers, args.position, progress=True)
 
 
 def _one_blas_thread():
@@ -121,8 +151,11 @@ def run_train(args: argparse.Namespace) -> int:
     if final.is_dir() or (final.exists() and not final.is_file()):
         raise InputError(f"{final} (where the probe is saved) is a folder; give another --output file name")
     data, backend = _load(args)
-    X_source = cached_activations(backend)
-    X = X_source(data.inputs, [args.layer], args.position)  # extraction uses torch's threads
+    if args.ray is not None:
+        with _session(args):
+            X = _hidden(args, backend, data, [args.layer])
+    else:
+        X = cached_activations(backend)(data.inputs, [args.layer], args.position)  # torch's threads
     with _one_blas_thread():
         trained = train_lie_probe(
             backend,
@@ -151,9 +184,12 @@ def run_eval(args: argparse.Namespace) -> int:
     from liedar.report.figures import transfer_heatmap
 
     data, backend = _load(args)
-    X = _hidden(args, backend, data, [args.layer])[:, 0]
-    with _one_blas_thread():
-        tm = transfer_matrix(args.probe, X, data, by=args.by, seed=args.seed, probe_name=args.probe)
+    with _session(args):
+        X = _hidden(args, backend, data, [args.layer])[:, 0]
+        with _one_blas_thread():
+            tm = transfer_matrix(
+                args.probe, X, data, by=args.by, seed=args.seed, probe_name=args.probe, use_ray=args.ray is not None
+            )
     tm.meta.update(
         model=backend.name,
         fingerprint=backend.fingerprint,
@@ -177,9 +213,12 @@ def run_sweep(args: argparse.Namespace) -> int:
 
     data, backend = _load(args)
     layers = backend.check_layers(list(range(0, backend.n_layers + 2)) if args.layers == ALL_LAYERS else args.layers)
-    X = _hidden(args, backend, data, layers)
-    with _one_blas_thread():
-        sweep = layer_sweep(args.probe, X, layers, data, seed=args.seed, probe_name=args.probe)
+    with _session(args):
+        X = _hidden(args, backend, data, layers)
+        with _one_blas_thread():
+            sweep = layer_sweep(
+                args.probe, X, layers, data, seed=args.seed, probe_name=args.probe, use_ray=args.ray is not None
+            )
     sweep.meta.update(model=backend.name, fingerprint=backend.fingerprint, position=args.position, data=list(args.data))
     out = Path(args.output)
     write_json_atomic(out / "sweep.json", sweep.to_dict())
