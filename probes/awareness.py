@@ -44,6 +44,19 @@ class PresentationSet:
     item_ids: tuple[str, ...]
     wordings: tuple[str, ...]
 
+    def subset(self, mask: Any) -> "PresentationSet":
+        m = np.asarray(mask, dtype=bool)
+        if m.shape != (len(self.inputs),):
+            raise InputError(f"a mask of shape {m.shape} for {len(self.inputs)} prompts: give one flag per prompt")
+        pick = [k for k in range(len(m)) if m[k]]
+        return PresentationSet(
+            tuple(self.inputs[k] for k in pick),
+            self.labels[m],
+            tuple(self.families[k] for k in pick),
+            tuple(self.item_ids[k] for k in pick),
+            tuple(self.wordings[k] for k in pick),
+        )
+
 
 def presentation_set(rows: Sequence[tuple[Any, bool, str, str, str]]) -> PresentationSet:
     """From (prompt, is evaluation-looking, family, item id, wording) rows, as
