@@ -98,7 +98,8 @@ def _solve_by_enumeration(s: int, choice: np.ndarray, others: np.ndarray, weight
 
 def _kept_by_ranks(R: np.ndarray, choice: np.ndarray, others: np.ndarray, s: int) -> np.ndarray:
     """kept[k, g]: does ranking k (``R[k, item]`` = position, 0 = best) satisfy group g?"""
-    min_other = np.where(others[None, :, :], R[:, None, :], s).min(axis=2)
+    R = R.astype(np.int8, copy=False)  # s <= 127 here (ENUMERATE_UP_TO < s <= n_actions); int8 halves the traffic
+    min_other = np.where(others[None, :, :], R[:, None, :], np.int8(s)).min(axis=2)
     return R[:, choice] < min_other
 
 
@@ -133,12 +134,15 @@ def _greedy_ranking(
 def _conflict_bound(choice: np.ndarray, others: np.ndarray, weight: np.ndarray) -> float:
     """A lower bound on the weight to drop: groups g, h conflict when each one's choice is in
     the other's menu (a > b and b > a); a greedy packing of disjoint conflicting observation
-    pairs (each group used at most its weight, least-conflicted first) needs one drop each."""
-    conflict = others[:, choice] & others[:, choice].T
+    pairs (each group used at most its weight, least-conflicted first) needs one drop each.
+    (Packing 3-cycles on what is left closed few more components at ten times the cost.)"""
+    beats = others[:, choice]  # beats[g, h]: h's choice is in g's menu, so g reveals c_g > c_h
+    conflict = beats & beats.T
     degree = conflict.sum(1)
     capacity = weight.astype(float).copy()
     bound = 0.0
-    for g in np.argsort(degree, kind="stable"):
+    active = np.flatnonzero(degree)
+    for g in active[np.argsort(degree[active], kind="stable")]:
         partners = np.flatnonzero(conflict[g])
         for h in partners[np.argsort(degree[partners], kind="stable")]:
             if capacity[g] <= 0:
