@@ -11,30 +11,10 @@ refused while parsing (argparse ``type=``), before any request is sent.
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any, Optional
 
+from liedar._util.argtypes import nonnegative_int, positive_float, positive_int
 from liedar.models.served import APIS, SCORINGS, ServedBackend, is_served_spec, load_served
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} must be >= 1")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text} must be a finite number > 0")
-    return value
 
 
 def add_served_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,10 +30,12 @@ def add_served_model_arguments(parser: argparse.ArgumentParser) -> None:
         help="environment variable holding the API key (default: OPENAI_API_KEY if set; local servers need none). "
         "The key is never written to results, caches or logs",
     )
-    g.add_argument("--concurrency", type=_positive_int, default=4, help="requests in flight at once (default 4)")
-    g.add_argument("--rate-limit", type=_positive_float, default=None, help="at most this many requests per second")
-    g.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per request before a retry (60)")
-    g.add_argument("--max-retries", type=int, default=3, help="retries with backoff on 429/5xx/timeouts (3)")
+    g.add_argument("--concurrency", type=positive_int, default=4, help="requests in flight at once (default 4)")
+    g.add_argument("--rate-limit", type=positive_float, default=None, help="at most this many requests per second")
+    g.add_argument("--timeout", type=positive_float, default=60.0, help="seconds per request before a retry (60)")
+    g.add_argument(
+        "--max-retries", type=nonnegative_int, default=3, help="retries with backoff on 429/5xx/timeouts (3)"
+    )
     g.add_argument(
         "--served-cache", default=None, metavar="DIR", help="response cache + journal (default: $LIEDAR_CACHE/served)"
     )

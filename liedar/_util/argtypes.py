@@ -54,6 +54,13 @@ def nonnegative_float(text: str) -> float:
     return value
 
 
+def positive_float(text: str) -> float:
+    value = finite_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{value} is not above 0; give a positive number")
+    return value
+
+
 def open_unit_interval(text: str) -> float:
     """A probability strictly between 0 and 1 (an FPR, an alpha, a held-out share)."""
     value = finite_float(text)

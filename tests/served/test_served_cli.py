@@ -43,7 +43,7 @@ def test_menus_through_the_cli_then_a_cached_rerun(fake_server, tmp_path, capsys
     [
         (["--base-url", "not-a-url"], "not an http(s) URL"),
         (["--api-key-env", "LIEDAR_SURELY_UNSET_KEY"], "is not set"),
-        (["--concurrency", "0"], "must be >= 1"),
+        (["--concurrency", "0"], "is below 1"),
     ],
 )
 def test_bad_served_input_is_one_line(fake_server, tmp_path, capsys, monkeypatch, extra, needle):
