@@ -78,11 +78,25 @@ def fmt(est) -> str:
 
 def run_model(name: str, tiu: StatementSet, args: argparse.Namespace) -> dict:
     t0 = time.perf_counter()
-    backend = models.load(name, n_threads=args.threads)
+    kw = {"n_threads": args.threads, "device": args.device, "dtype": args.dtype}
+    backend = models.load(name, **kw)
     layers = list(range(0, backend.n_layers + 2))
     builtin = StatementSet.concat([builtin_set(s, seed=args.seed) for s in SWEEP_SETS], name="builtin")
-    Xb = cached_hidden_states(backend, builtin.inputs, layers, "last", progress=True)
-    Xt = cached_hidden_states(backend, tiu.inputs, layers, "last", progress=True)
+    if args.ray is not None:  # the same cache, filled by Ray actors (docs/scale.md)
+        from liedar.models.distributed import ray_hidden_states, ray_session
+
+        with ray_session(None if args.ray == "local" else args.ray):
+            ray_kw = {
+                "load_kwargs": kw,
+                "concurrency": args.concurrency,
+                "num_cpus": args.num_cpus,
+                "num_gpus": args.num_gpus,
+            }
+            Xb = ray_hidden_states(name, builtin.inputs, layers, "last", **ray_kw)
+            Xt = ray_hidden_states(name, tiu.inputs, layers, "last", **ray_kw)
+    else:
+        Xb = cached_hidden_states(backend, builtin.inputs, layers, "last", progress=True)
+        Xt = cached_hidden_states(backend, tiu.inputs, layers, "last", progress=True)
     ll = cached_loglik(backend, tiu, Path(args.cache_dir))
     extract_s = time.perf_counter() - t0
     with threadpool_limits(1):
@@ -206,7 +220,12 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--cache-dir", default=None, help="where log-likelihood scores are cached (default: liedar cache)")
     ap.add_argument("--output", default="results/probes.json")
+    from liedar.commands.args import add_compute_arguments, compute_check
+
+    add_compute_arguments(ap)
     args = ap.parse_args(argv)
+    args.backend = "transformers"
+    compute_check(args)
     if args.cache_dir is None:
         from liedar.models.storage import cache_root
 
@@ -241,4 +260,10 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from liedar.errors import LiedarError
+
+    try:
+        sys.exit(main())
+    except LiedarError as exc:  # bad input: one line, exit 2
+        print(f"reproduce_probes: error: {exc}", file=sys.stderr)
+        sys.exit(2)
