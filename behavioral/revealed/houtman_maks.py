@@ -122,7 +122,13 @@ def _greedy_ranking(
             rest = ranks - (ranks > ranks[item])  # ranks with the item taken out (its own entry unused)
             cands = rest[None, :] + (rest[None, :] >= positions[:, None])
             cands[:, item] = positions
-            vals = _kept_by_ranks(cands, choice, others, s) @ weight
+            # moving one item keeps the others' relative order: only groups naming it can change
+            touch = np.flatnonzero((choice == item) | others[:, item])
+            if len(touch) == 0:
+                continue
+            c_t, o_t, w_t = choice[touch], others[touch], weight[touch]
+            now = float(_kept_by_ranks(ranks[None], c_t, o_t, s)[0] @ w_t)
+            vals = (best - now) + _kept_by_ranks(cands, c_t, o_t, s) @ w_t
             p = int(np.argmax(vals))
             if vals[p] > best:
                 best, ranks, improved = float(vals[p]), cands[p].copy(), True
