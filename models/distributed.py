@@ -73,8 +73,13 @@ def check_address(address: Optional[str], timeout: float = 3.0) -> None:
 @contextlib.contextmanager
 def ray_session(address: Optional[str] = None, *, num_cpus: Optional[int] = None) -> Iterator[Any]:
     """Connect to the cluster at ``address`` (``auto``: the one ``ray start`` left running) or,
-    with no address, start a local one bound to 127.0.0.1 with ``num_cpus`` CPUs; a cluster
-    started here is shut down on exit, one that was already initialised is left alone."""
+    with no address, start a local one with ``num_cpus`` CPUs and no dashboard, advertising
+    127.0.0.1 as its node address; a cluster started here is shut down on exit, one that was
+    already initialised is left alone.
+
+    Caveat (Ray 2.60): ``ray.init`` resolves 127.0.0.1 to the machine's own IP, and Ray's
+    gRPC servers listen on all interfaces; liedar cannot narrow that from outside. On a host
+    reachable from untrusted networks, firewall Ray's ports (docs/scale.md)."""
     ray = _require_ray()
     if ray.is_initialized():
         yield ray
@@ -196,7 +201,6 @@ class ShardExtractor:
                         **stats,
                         "seconds": time.perf_counter() - started,
                         "pid": os.getpid(),
-                        "d_model": self.backend.d_model,
                         **describe(self.backend),
                     }
                 )
@@ -307,10 +311,20 @@ def _unwrap(exc: BaseException) -> BaseException:
     return LiedarError(f"Ray extraction failed: {last}")
 
 
+MODEL_KEYS = ("name", "fingerprint", "kind", "dtype", "n_layers", "d_model")
+
+
 def describe_info(info: dict) -> dict:
-    return {k: info[k] for k in ("fingerprint", "kind", "dtype", "d_model")}
+    return {k: info[k] for k in MODEL_KEYS}
 
 
 def describe(backend) -> dict:
-    """What a worker's cache key will be, for a driver that loaded the model to check it."""
-    return {"fingerprint": backend.fingerprint, "kind": backend.kind, "dtype": dtype_of(backend)}
+    """The model as a worker loaded it: its cache key (fingerprint, kind, dtype) and shape."""
+    return {
+        "name": backend.name,
+        "fingerprint": backend.fingerprint,
+        "kind": backend.kind,
+        "dtype": dtype_of(backend),
+        "n_layers": backend.n_layers,
+        "d_model": backend.d_model,
+    }

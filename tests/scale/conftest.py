@@ -1,4 +1,4 @@
-"""One local 2-CPU Ray cluster (127.0.0.1, no dashboard) for every Ray test in tests/scale,
+"""One local 2-CPU Ray cluster (no dashboard; see models.distributed.ray_session on binding) for every Ray test,
 started on first use and stopped by the session that started it; one BLAS thread per test."""
 
 from __future__ import annotations
