@@ -109,5 +109,14 @@ def test_extract_jsonl_dialogues(tiny_model_dir, tmp_path, monkeypatch):
 def test_extract_bad_layers_is_one_clear_error(tiny_model_dir, csv_file, tmp_path):
     with pytest.raises(InputError, match=r"valid layers are 0\.\.4"):
         _run(["--model", str(tiny_model_dir), "--data", str(csv_file), "--layers", "9", "--output", str(tmp_path)])
-    with pytest.raises(InputError, match="comma-separated integers"):
+    with pytest.raises(SystemExit):  # refused while parsing, before the model loads
         _run(["--model", str(tiny_model_dir), "--data", str(csv_file), "--layers", "a,b", "--output", str(tmp_path)])
+
+
+def test_extract_bad_layer_grammar_is_one_line_before_the_model_loads(tiny_model_dir, csv_file, tmp_path, capsys):
+    from liedar.cli import main
+
+    argv = ["extract", "--model", str(tiny_model_dir), "--data", str(csv_file), "--output", str(tmp_path)]
+    assert main([*argv, "--layers", "a,b"]) == 2
+    err = capsys.readouterr().err
+    assert "'a' is not a layer or an ascending range" in err and len(err.strip().splitlines()) == 1
