@@ -140,7 +140,8 @@ def probe(limit: int, seed: int, out: dict) -> None:
         t0 = time.time()
         lm = _load(name)
         n_layers = lm.n_layers
-        layers = sorted({n_layers // 3, n_layers // 2, (2 * n_layers) // 3})
+        # n_layers - 2: inside the organisms' adapted top blocks (the lower ones are the base's)
+        layers = sorted({n_layers // 3, n_layers // 2, (2 * n_layers) // 3, n_layers - 2})
         acts = cached_activations(lm, progress=False)(list(ps.inputs), layers, "last")
         print(f"\n== evaluation-awareness probe, {name} ({len(items)} items x 7 families, {time.time() - t0:.0f}s)")
         row: dict = {"layers": layers, "transfer": {}}
@@ -163,7 +164,7 @@ def probe(limit: int, seed: int, out: dict) -> None:
         tr, te = group_split(list(ps.item_ids), (0.5, 0.5), seed)
         train = np.zeros(len(ps.inputs), bool)
         train[tr] = True
-        layer_j = len(layers) // 2
+        layer_j = len(layers) - 1
         X = acts[:, layer_j]
         pr, th = fit_awareness(X, ps, train)
         scores = pr.decision_function(X)
@@ -184,7 +185,31 @@ def probe(limit: int, seed: int, out: dict) -> None:
         out.setdefault("probe", {})[name] = row
 
 
-PARTS = {"probe": probe, "observer": observer, "monitor": monitor, "contamination": contamination}
+def verbalized(limit: int, seed: int, out: dict) -> None:
+    from liedar.behavioral.instrument import sample_items
+    from liedar.behavioral.items.mcq import load_mcq_bank
+    from liedar.behavioral.items.presentations import families
+    from liedar.behavioral.verbalized import generate_answers, verbalized_rate
+
+    items = sample_items(load_mcq_bank(), limit, seed, group=lambda it: it.topic)
+    for name in out["models"]:
+        t0 = time.time()
+        gens = generate_answers(_load(name), items, families("evaluation"), max_tokens=40, seed=seed)
+        res = verbalized_rate(gens)
+        print(f"\n== verbalized awareness, {name} ({len(gens)} answers, {time.time() - t0:.0f}s)")
+        print(f"   {res.reading}")
+        for gid, text in gens[:3]:
+            print(f"   e.g. {gid}: {text[:100]!r}")
+        out.setdefault("verbalized", {})[name] = {**res.to_dict(), "generations": gens}
+
+
+PARTS = {
+    "verbalized": verbalized,
+    "probe": probe,
+    "observer": observer,
+    "monitor": monitor,
+    "contamination": contamination,
+}
 
 
 def main() -> None:
@@ -205,7 +230,7 @@ def main() -> None:
             out.setdefault("observer", {}).update(json.load(fh).get("observer", {}))
     for part in args.parts.split(","):
         fn = PARTS[part]
-        if part in ("observer", "contamination", "probe"):
+        if part in ("observer", "contamination", "probe", "verbalized"):
             fn(args.limit, args.seed, out)
         else:
             fn(args.seed, out)
