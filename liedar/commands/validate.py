@@ -11,12 +11,13 @@ per model and detector group under OUTPUT/results/validation/: re-running resume
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
+
+from liedar.commands.args import add_model_arguments, add_output_argument, add_seed_argument, comma_list
 
 
 def _names(text: str) -> tuple[str, ...]:
-    return tuple(x.strip() for x in text.split(",") if x.strip())
+    return tuple(comma_list(text))
 
 
 def register(subparsers: "argparse._SubParsersAction") -> None:
@@ -27,13 +28,7 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
         "training data or triggers) on the base model and on each model organism, and write "
         "OUTPUT/validation-matrix.json with recall and false-flag rates. Saved per step: re-running resumes.",
     )
-    p.add_argument("--model", default="smollm2-135m", help="base model (default smollm2-135m)")
-    p.add_argument(
-        "--backend",
-        default="transformers",
-        choices=("transformers",),
-        help="model backend (organisms and weight noise need transformers)",
-    )
+    add_model_arguments(p, backends=("transformers",), backend_help="organisms and weight noise need transformers")
     p.add_argument(
         "--organisms",
         type=_names,
@@ -51,24 +46,14 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
     )
     build.add_argument("--no-build", action="store_true", help="use only organisms already built")
     p.add_argument("--quick", action="store_true", help="smaller samples; no weight noise, no fine-tuning elicitation")
-    p.add_argument(
-        "--output", type=Path, default=Path("liedar-validation"), metavar="DIR", help="default liedar-validation"
-    )
-    p.add_argument("--seed", type=int, default=0, help="seed for every sampled choice (default 0)")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads for the model (default 2)")
+    add_output_argument(p, "results folder (default liedar-validation)", kind="dir", default=Path("liedar-validation"))
+    add_seed_argument(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from liedar.errors import InputError
     from liedar.pipeline.validate import ValidateConfig, format_table, validate
 
-    if args.threads is not None and args.threads < 1:
-        raise InputError(f"--threads {args.threads}: give at least 1")
-    if Path(args.output).exists() and not Path(args.output).is_dir():
-        raise InputError(f"--output {args.output} is a file: give a folder")
     build = () if args.no_build else args.build
     config = ValidateConfig(
         args.model, args.backend, args.output, args.quick, args.seed, args.threads, args.organisms, build

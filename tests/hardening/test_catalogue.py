@@ -1167,11 +1167,7 @@ CASES: list[tuple[str, list[str], Extra]] = [
 # Cases that need CLI wiring not landed yet: strict xfail, so each one fails loudly the moment
 # it starts to pass and the mark must be removed. Every case of the commands covered by
 # "CLI: shared arguments" (b649da5) passes; these are in commands added after it.
-CLI_PENDING: dict[str, str] = {
-    "validate-seed-negative": "liedar validate: --seed as nonnegative_int (the model loads first today)",
-    "validate-output-proc": "liedar validate: --output as output_dir (the model loads first today)",
-    "validate-organisms-empty": "liedar validate: --organisms ',' names nothing; refuse at parse time",
-}
+CLI_PENDING: dict[str, str] = {}
 
 
 def _params():
