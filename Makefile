@@ -14,8 +14,9 @@ setup:
 demo: setup
 	$(PY) -m liedar.cli demo --output $(OUTPUT)
 
+# the suite runs in a private network namespace: every server a test starts is loopback-only
 test: setup
-	$(PY) -m pytest -q --timeout=1200
+	@bash scripts/isolated.sh $(PY) -m pytest -q --timeout=1200
 
 test-unit: setup
-	$(PY) -m pytest -q --timeout=600 -m "not integration"
+	@bash scripts/isolated.sh $(PY) -m pytest -q --timeout=600 -m "not integration"

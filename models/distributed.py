@@ -35,6 +35,7 @@ from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
+from liedar._util.netns import ISOLATE_HINT, loopback_only
 from liedar.errors import InputError, LiedarError
 from liedar.models.backend import Position
 from liedar.models.cache import SHARD_SIZE, cached_hidden_states, dtype_of
@@ -77,13 +78,19 @@ def ray_session(address: Optional[str] = None, *, num_cpus: Optional[int] = None
     127.0.0.1 as its node address; a cluster started here is shut down on exit, one that was
     already initialised is left alone.
 
-    Caveat (Ray 2.60): ``ray.init`` resolves 127.0.0.1 to the machine's own IP, and Ray's
-    gRPC servers listen on all interfaces; liedar cannot narrow that from outside. On a host
-    reachable from untrusted networks, firewall Ray's ports (docs/scale.md)."""
+    Ray 2.60's gRPC servers listen on every interface whatever node address is given, and
+    liedar starts servers on loopback only: a *local* cluster is therefore started only in a
+    network namespace whose sole interface is loopback (`liedar._util.netns.loopback_only`;
+    scripts/isolated.sh makes one), and refused elsewhere with one line naming the fix. A
+    cluster you run yourself (``address``) is yours to firewall (docs/scale.md)."""
     ray = _require_ray()
     if ray.is_initialized():
         yield ray
         return
+    if address in (None, "", "local") and not loopback_only():
+        raise InputError(
+            "a local Ray cluster would listen on every network interface (Ray 2.60 binds them all); " + ISOLATE_HINT
+        )
     check_address(address)
     kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": "ERROR", "log_to_driver": False}
     try:

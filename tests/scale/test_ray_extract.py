@@ -103,3 +103,19 @@ def test_bad_input_is_one_line(cluster, lm, tiny_model_dir, tmp_path):
         from liedar.models.distributed import ray_hidden_states
 
         ray_hidden_states(str(tiny_model_dir), TEXTS[:4], [99], load_kwargs=KW, root=tmp_path / "c")
+
+
+def test_a_local_cluster_is_refused_outside_a_loopback_only_namespace(monkeypatch):
+    """Ray binds every interface: liedar starts a local cluster only where every interface is
+    loopback (a private network namespace), and says how to get one otherwise."""
+    pytest.importorskip("ray")
+    import liedar.models.distributed as distributed
+    from liedar.errors import InputError
+
+    monkeypatch.setattr(distributed, "loopback_only", lambda: False)
+    monkeypatch.setattr(
+        distributed, "_require_ray", lambda: type("R", (), {"is_initialized": staticmethod(lambda: False)})
+    )
+    with pytest.raises(InputError, match="private network namespace"):
+        with distributed.ray_session(num_cpus=1):
+            pass
