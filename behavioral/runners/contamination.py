@@ -102,9 +102,10 @@ class Contamination(Instrument):
         )
 
     def options(self, args: argparse.Namespace) -> dict[str, Any]:
-        if args.fresh < 60:
+        if args.fresh < 80:
             raise InputError(
-                f"--fresh {args.fresh}: give at least 60 fresh items (40 to calibrate, the rest to measure)"
+                f"--fresh {args.fresh}: give at least 80 fresh items "
+                "(half calibrate the thresholds, half measure the false-flag rate)"
             )
         return {"bank": args.bank, "n_fresh": args.fresh}
 

@@ -10,7 +10,7 @@ from liedar.cli import main
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["contamination", "--fresh", "10"], "--fresh 10: give at least 60"),
+        (["contamination", "--fresh", "10"], "--fresh 10: give at least 80"),
         (["observer", "--families", "benchmark,grader"], "at least one evaluation and one deployment family"),
         (["observer", "--families", "benchmark,nope"], "no presentation family 'nope'"),
     ],
