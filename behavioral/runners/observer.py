@@ -95,7 +95,7 @@ class ObserverEffect(Instrument):
         "within_surface_noise": ("observer_effect",),
         "few_items": ("observer_effect", "observer_answer_shift"),
     }
-    demo = DemoPlan(full={"limit": 30}, quick={"limit": 12}, order=25)
+    demo = DemoPlan(full={"limit": 24}, quick={"limit": 9}, order=25)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
