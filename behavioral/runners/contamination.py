@@ -90,7 +90,12 @@ class Contamination(Instrument):
         "false_flags_above_nominal": ("contamination_false_flags",),
         "few_items": ("contamination_flag_rate",),
     }
-    demo = DemoPlan(full={"limit": 45, "n_fresh": 80}, quick={"limit": 24, "n_fresh": 80}, order=26)
+    demo = DemoPlan(
+        full={"limit": 45, "n_fresh": 80},
+        quick=None,
+        quick_reason="skipped by --quick (80 fresh calibration items; run `liedar behavioral contamination`)",
+        order=26,
+    )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--bank", choices=BANKS, default="mcq", help="items to check (default the MCQ bank)")

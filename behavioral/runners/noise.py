@@ -134,7 +134,7 @@ class WeightNoise(Instrument):
     caveat_rows: dict[str, tuple[str, ...]] = {}  # a curve's caveats (its own baseline) sit on its φ row
     drop_caveats = ("phi_undefined",)  # the not-computable φ row says it
     demo = DemoPlan(
-        full={"limit": 30, "sigmas": (0.0, 0.002, 0.008), "seeds": (0, 1)},
+        full={"limit": 12, "sigmas": (0.0, 0.002, 0.008), "seeds": (0, 1)},
         quick=None,
         quick_reason="skipped by --quick (weight noise re-scores every item at every noise level and seed)",
         order=70,

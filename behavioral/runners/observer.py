@@ -95,7 +95,12 @@ class ObserverEffect(Instrument):
         "within_surface_noise": ("observer_effect",),
         "few_items": ("observer_effect", "observer_answer_shift"),
     }
-    demo = DemoPlan(full={"limit": 24}, quick={"limit": 9}, order=25)
+    demo = DemoPlan(
+        full={"limit": 24},
+        quick=None,
+        quick_reason="skipped by --quick (7 presentations of every item; run `liedar behavioral observer`)",
+        order=25,
+    )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(

@@ -37,12 +37,23 @@ class DemoOutcome:
     seconds: float = 0.0
 
 
+def _skipped(name: str, reason: str) -> Step:
+    """A step `--quick` leaves out, shown on the page as "not run: <reason>"."""
+
+    def run(ctx: DemoContext) -> tuple[Section, dict]:
+        raise StepUnavailable(reason)
+
+    return Step(name, run, (), (), reason)
+
+
 def run_demo(
     config: DemoConfig, steps: Optional[tuple[Step, ...]] = None, say: Callable[[str], None] = print
 ) -> DemoOutcome:
     """Run (or resume) every step, then write index.html, report.md, report.json, figures/."""
     if steps is None:  # probes, monitor, cross-check, every registered instrument, then the validation matrix
         steps = demo_steps(config.quick) + (validation_step(config.quick, config.model),)
+        if config.quick:  # the matrix runs every detector on every model: not a first look
+            steps = steps[:-1] + (_skipped("validation", "skipped by --quick (run `liedar validate`)"),)
     t_start = time.perf_counter()
     ctx = DemoContext(config)
     hashes = step_hashes(config, steps)
