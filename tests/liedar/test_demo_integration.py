@@ -35,7 +35,8 @@ def test_demo_quick_end_to_end(tmp_path: Path) -> None:
     steps = {s["name"]: s for s in model["steps"]}
     failed = {k: s["reason"] for k, s in steps.items() if s["status"] == "failed"}
     assert not failed, failed
-    assert steps["weight_noise"]["status"] == "not_run"  # --quick skips it, visibly
+    for skipped in ("noise", "observer", "contamination", "validation"):  # --quick skips them, visibly
+        assert steps[skipped]["status"] == "not_run" and "--quick" in steps[skipped]["reason"], skipped
     assert steps["probes"]["status"] == "ok" and model["transfer"] and model["layer_sweep"]
     assert model["ceilings"] and model["measures"]
     html = (out / "index.html").read_text(encoding="utf-8")

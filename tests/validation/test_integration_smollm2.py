@@ -15,7 +15,12 @@ import pytest
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(3600)]
 
-SIZES = {"gap_items": 30, "gap_protocols": ("cloze_sum",)}
+
+def _sizes() -> dict:
+    """Every unit's sizes (unit hashes cover them all), with the gap on 30 items, cloze only."""
+    from liedar.pipeline.validate import validation_sizes
+
+    return {**validation_sizes(quick=True), "gap_items": 30, "gap_protocols": ("cloze_sum",)}
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +43,7 @@ def test_gap_detector_on_base_and_sandbagger(tmp_path, smollm2_transformers, san
         specs[1].name: lambda: models.load("smollm2-135m:sandbagger", backend="transformers", n_threads=1),
     }
     runs = {
-        s.name: run_model(s, loaders[s.name], tmp_path, SIZES, 0, None, "", units=units, say=print, progress=False)
+        s.name: run_model(s, loaders[s.name], tmp_path, _sizes(), 0, None, "", units=units, say=print, progress=False)
         for s in specs
     }
     m = build_matrix(specs, {k: v.cells for k, v in runs.items()})
