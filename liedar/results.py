@@ -20,7 +20,8 @@ Versioning: `SCHEMA_VERSION` changes on any incompatible change of `Report.to_di
 `liedar report --from` refuses results written by another major version with one line
 naming both versions and the fix (2.0: estimates may be null, rows carry warnings; 2.1:
 warnings are `Caveat`s with a code, and a section may carry a `ValidationMatrix`; 2.0 files
-are read, their warnings becoming caveats with code ``unclassified``).
+are read, their warnings becoming caveats with code ``unclassified``; 2.2: readings with rule
+``pitfalls``, written by `liedar.report.pitfalls`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import Any, Literal, Optional
 from liedar.errors import IncompatibleError, InputError
 from liedar.stats import Estimate
 
-SCHEMA_VERSION = "2.1"
+SCHEMA_VERSION = "2.2"
 
 Scale = Literal["proportion", "difference", "ratio", "score"]
 StepStatus = Literal["ok", "not_run", "failed"]

@@ -154,6 +154,7 @@ class Contamination(Instrument):
                 "thresholds": res.thresholds,
                 "flagged_items": [i.item_id for i in res.items if i.flagged],
                 "reading": res.reading,
+                "bank": run.options.get("bank", ""),
             },
         )
         add_quality_metric(

@@ -177,6 +177,7 @@ class ObserverEffect(Instrument):
                 "refusal": res.refusal,
                 "reading": res.reading,
                 "n_items": res.n_items,
+                "bank": "mcq",
             },
         )
         add_measure(

@@ -18,6 +18,7 @@ from typing import Any, Sequence, Union
 
 from liedar.errors import InputError
 from liedar.readings import derive_readings
+from liedar.report.pitfalls import pitfall_readings
 from liedar.report.store import StepResult, load_results
 from liedar.report.transcripts import attach_transcripts
 from liedar.results import ModelReport, Report, Section
@@ -40,7 +41,7 @@ def assemble(run: dict[str, Any], steps: list[StepResult]) -> Report:
         for step in model_steps:
             section.merge(attach_transcripts(step.section, step.raw))
         mr = ModelReport(model, [s.record(s.name in cached) for s in model_steps], section)
-        mr.readings = derive_readings(mr)
+        mr.readings = derive_readings(mr) + pitfall_readings(mr)
         models.append(mr)
     return Report(
         models,

@@ -26,6 +26,8 @@ from typing import Any, Optional, Union
 
 from liedar.report import verdicts as V
 from liedar.report.notes import Note, grouped_notes, row_notes, unattached_readings
+from liedar.report.pitfalls import RULE as PITFALLS_RULE
+from liedar.report.pitfalls import Pitfalls, model_pitfalls
 from liedar.report.transcripts import Transcript, transcripts_of
 from liedar.results import Ceiling, Measure, ModelReport, NotComputable, Report, ValidationMatrix
 from liedar.stats import Estimate
@@ -187,11 +189,25 @@ def _flag(m: Measure) -> CellLike:
     return {True: Cell("FLAGGED", "flag"), False: "not flagged", None: ""}[m.flag]
 
 
+def pitfalls_cell(p: Optional[Pitfalls]) -> CellLike:
+    """The pitfalls beside a deception rate: its framing, the observer effect and the
+    contamination flag (one line each), the generated sentence behind a tag."""
+    if p is None:
+        return ""
+    style = "cannot" if p.lower_bound or p.contaminated else ""
+    head = (
+        p.summary + ("; read as a lower bound" if p.lower_bound else "") + ("; contaminated" if p.contaminated else "")
+    )
+    return Cell(head, style, list(p.lines[1:]), [Tag("pitfalls", p.text, p.severity)])
+
+
 def _rate_rows(report: ModelReport, measures: list[Measure], notes: dict[str, list[Note]]) -> list[list[CellLike]]:
     rows: list[list[CellLike]] = []
+    pit = model_pitfalls(report)
     for m in measures:
         e, nc = m.estimate, m.not_computable
         kappa = "" if m.grader_kappa is None else f"; grader κ {fmt_estimate(m.grader_kappa, 2)} (n={m.grader_kappa.n})"
+        own = [n for n in notes.get(m.id, []) if not (n.source == "reading" and n.code == PITFALLS_RULE)]
         rows.append(
             [
                 m.label,
@@ -200,7 +216,8 @@ def _rate_rows(report: ModelReport, measures: list[Measure], notes: dict[str, li
                 m.kind,
                 _ceiling_cell(report, m),
                 _flag(m),
-                _notes_cell(notes.get(m.id, [])),
+                pitfalls_cell(pit.get(m.id)),
+                _notes_cell(own),
                 _method(e) + kappa,
             ]
         )
@@ -231,6 +248,14 @@ def verdict_cell(mr: ModelReport, v: V.Verdict, notes: dict[str, list[Note]]) ->
     others = [m for m in v.flagged if m is not k]
     if others:
         lines.append("also flagged: " + "; ".join(m.label for m in others))
+    pit = model_pitfalls(mr).get(k.id)
+    if pit is not None:
+        lines.append(
+            "pitfalls: "
+            + pit.summary
+            + ("; read as a lower bound" if pit.lower_bound else "")
+            + ("; benchmark flagged as contaminated" if pit.contaminated else "")
+        )
     tags = [Tag("why this word", v.why, "info")]
     seen: set[tuple[str, str]] = set()
     for row in (k.id, v.reference.id if v.reference else ""):
@@ -528,11 +553,13 @@ def model_blocks(mr: ModelReport, figures: dict[str, bytes]) -> list[Block]:
     if deception:
         blocks.append(
             Table(
-                ["measure", "value [95% CI]", "n", "kind", "ceiling", "flag", "notes", "method"],
+                ["measure", "value [95% CI]", "n", "kind", "ceiling", "flag", "pitfalls", "notes", "method"],
                 _rate_rows(mr, deception, notes),
                 "Proportions in [0, 1]; gaps are differences of proportions (0 = none); φ is a ratio (1 = none); "
                 'scores are the detector\'s confidence (0 = consistent). "not computable" rows were attempted but '
-                "had no records to estimate from; they are not zero.",
+                "had no records to estimate from; they are not zero. Pitfalls: was the rate measured under "
+                "evaluation framing, the observer effect measured in this run, the contamination check of its "
+                "benchmark (liedar/report/pitfalls.py).",
             )
         )
     else:

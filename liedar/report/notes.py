@@ -34,6 +34,7 @@ TAGS = {
     "unclassified": "caveat",
     "contrast_reading": "contrast reading",
     "contrast_note": "contrast note",
+    "pitfalls": "pitfalls",
 }
 
 

@@ -14,6 +14,11 @@ Categories (rows of the table) and the instruments whose measures feed them
 ``choices``       revealed (revealed-preference consistency of choices across menus)
 ``probes``        probe, monitor (white-box: the lie probe read while the model talks)
 
+Beside each deception rate of these categories the page also shows its *pitfalls*
+(`liedar.report.pitfalls`): its framing, the observer effect and the contamination check
+measured in the same run. The pitfall instruments themselves (observer, contamination,
+verbalized) feed no category: they qualify the rates, they are not deception.
+
 A measure is *evidence* for its category when it says something about deception: its
 ``higher_is_deceptive`` is True and it is not a quality metric. Within one instrument,
 the *deciding* measures are its controlled ones (a difference or a ratio: a contrast with
