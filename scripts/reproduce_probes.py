@@ -51,11 +51,16 @@ SWEEP_SETS = ("capitals", "elements", "animals", "numbers")
 LOGLIK_PREFIX = "\n"
 
 
-def cached_loglik(backend, statements: StatementSet, cache_dir: Path) -> np.ndarray:
-    """Log-likelihood scores, cached per model fingerprint and statement text (JSON)."""
+def cached_loglik(backend, statements: StatementSet, cache_dir: Path, stats: dict | None = None) -> np.ndarray:
+    """Log-likelihood scores, cached per model fingerprint and statement text (JSON).
+
+    ``stats`` (if given) receives ``computed`` and ``reused`` counts, so a timing says cold or warm.
+    """
     path = cache_dir / f"loglik-{backend.fingerprint[:24]}.json"
     known = json.loads(path.read_text()) if path.is_file() else {}
     todo = [t for t in dict.fromkeys(statements.inputs) if t not in known]
+    if stats is not None:
+        stats.update({"computed": len(todo), "reused": len(set(statements.inputs)) - len(todo)})
     if todo:
         sub = StatementSet(
             "todo",
@@ -80,6 +85,8 @@ def run_model(name: str, tiu: StatementSet, args: argparse.Namespace) -> dict:
     t0 = time.perf_counter()
     kw = {"n_threads": args.threads, "device": args.device, "dtype": args.dtype}
     backend = models.load(name, **kw)
+    timing: dict = {"load_s": time.perf_counter() - t0}
+    t_ex = time.perf_counter()
     layers = list(range(0, backend.n_layers + 2))
     builtin = StatementSet.concat([builtin_set(s, seed=args.seed) for s in SWEEP_SETS], name="builtin")
     if args.ray is not None:  # the same cache, filled by Ray actors (docs/scale.md)
@@ -95,12 +102,22 @@ def run_model(name: str, tiu: StatementSet, args: argparse.Namespace) -> dict:
             Xb = ray_hidden_states(name, builtin.inputs, layers, "last", **ray_kw)
             Xt = ray_hidden_states(name, tiu.inputs, layers, "last", **ray_kw)
     else:
-        Xb = cached_hidden_states(backend, builtin.inputs, layers, "last", progress=True)
-        Xt = cached_hidden_states(backend, tiu.inputs, layers, "last", progress=True)
-    ll = cached_loglik(backend, tiu, Path(args.cache_dir))
+        stats_b: dict = {}
+        stats_t: dict = {}
+        Xb = cached_hidden_states(backend, builtin.inputs, layers, "last", progress=True, stats=stats_b)
+        Xt = cached_hidden_states(backend, tiu.inputs, layers, "last", progress=True, stats=stats_t)
+        timing["extract_cache"] = {"builtin": stats_b, "truth_is_universal": stats_t}
+    timing["extract_s"] = time.perf_counter() - t_ex
+    t_ll = time.perf_counter()
+    ll_stats: dict = {}
+    ll = cached_loglik(backend, tiu, Path(args.cache_dir), stats=ll_stats)
+    timing["loglik_s"] = time.perf_counter() - t_ll
+    timing["loglik_cache"] = ll_stats
     extract_s = time.perf_counter() - t0
     with threadpool_limits(1):
+        t_sw = time.perf_counter()
         sweep = layer_sweep("logistic", Xb, layers, builtin, seed=args.seed, probe_name="logistic")
+        timing["sweep_fit_s"] = time.perf_counter() - t_sw
         k = layers.index(sweep.chosen_layer)
         X = Xt[:, k]
         result = {
@@ -144,7 +161,16 @@ def run_model(name: str, tiu: StatementSet, args: argparse.Namespace) -> dict:
             ).to_dict()
             for t in topics
         }
+    timing["probe_fit_s"] = sum(r["seconds"] for r in result["probes"].values())
+    result["timing"] = {k: round(v, 1) if isinstance(v, float) else v for k, v in timing.items()}
     result["seconds"] = round(time.perf_counter() - t0, 1)
+    t = result["timing"]
+    print(
+        f"  {name} timing: load {t['load_s']}s, extraction {t['extract_s']}s, log-likelihood {t['loglik_s']}s, "
+        f"layer sweep fit {t['sweep_fit_s']}s, probe fits {t['probe_fit_s']}s, total {result['seconds']}s "
+        f"(cache: {t.get('extract_cache', 'ray')}, log-lik {t['loglik_cache']})",
+        flush=True,
+    )
     return result
 
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from liedar.behavioral.revealed.logs import MenuChoiceLog
 from liedar.behavioral.revealed.orderings import above_matrix, pair_index, rank_table, transitivity_rows
-from liedar.behavioral.revealed.sarp import is_acyclic, revealed_relation, transitive_closure
+from liedar.behavioral.revealed.sarp import _shortest_cycle_through, is_acyclic, revealed_relation, transitive_closure
 
 ENUMERATE_UP_TO = 6
 
@@ -104,44 +104,114 @@ def _kept_by_ranks(R: np.ndarray, choice: np.ndarray, others: np.ndarray, s: int
 
 
 def _greedy_ranking(
-    s: int, choice: np.ndarray, others: np.ndarray, weight: np.ndarray, stop_at: float = np.inf
+    s: int, choice: np.ndarray, others: np.ndarray, weight: np.ndarray, stop_at: float = np.inf, max_kicks: int = 40
 ) -> tuple[np.ndarray, float]:
-    """(ranks, kept weight) of a local optimum: net-wins order, then single-item moves to
-    their best position while any move helps (or the kept weight reaches ``stop_at``)."""
+    """(ranks, kept weight) of a local optimum, improved by kicks.
+
+    Start from the net-wins order and take the best single-item move (one item taken out
+    and put back at any position) while one helps, or until the kept weight reaches
+    ``stop_at``. Then, while short of ``stop_at``, *kick*: for a group the ranking drops,
+    force it kept (its choice moved just above its best other item, or that item moved
+    just below the choice), search again from there, and keep the result if it is better
+    (at most ``max_kicks`` kicks). A move that loses one observation and opens a move that
+    gains two is invisible to single moves; the kicks find most of those.
+    """
+    w = weight.astype(float)
+    og, oi = np.nonzero(others)  # one entry per (group, other item of its menu)
     win = np.zeros((s, s))
-    np.add.at(win, (np.repeat(choice, others.sum(1)), np.nonzero(others)[1]), np.repeat(weight, others.sum(1)))
+    np.add.at(win, (choice[og], oi), w[og])
     order = np.argsort(-(win.sum(1) - win.sum(0)), kind="stable")
     ranks = np.empty(s, dtype=np.int64)
     ranks[order] = np.arange(s)
-    best = float(_kept_by_ranks(ranks[None], choice, others, s)[0] @ weight)
-    positions = np.arange(s)
-    improved = True
-    while improved and best < stop_at:
+    ctx = (s, choice, others, w, og, oi)
+    ranks, kept, sat, first, arg = _local_search(ranks, ctx, stop_at)
+    kicks, tried = 0, set()
+    while kept < stop_at and kicks < max_kicks:
+        todo = [g for g in np.flatnonzero(~sat)[np.argsort(-w[~sat], kind="stable")] if int(g) not in tried]
+        if not todo:
+            break
+        g = int(todo[0])
+        tried.add(g)
         improved = False
-        for item in range(s):
-            rest = ranks - (ranks > ranks[item])  # ranks with the item taken out (its own entry unused)
-            cands = rest[None, :] + (rest[None, :] >= positions[:, None])
-            cands[:, item] = positions
-            # moving one item keeps the others' relative order: only groups naming it can change
-            touch = np.flatnonzero((choice == item) | others[:, item])
-            if len(touch) == 0:
-                continue
-            c_t, o_t, w_t = choice[touch], others[touch], weight[touch]
-            now = float(_kept_by_ranks(ranks[None], c_t, o_t, s)[0] @ w_t)
-            vals = (best - now) + _kept_by_ranks(cands, c_t, o_t, s) @ w_t
-            p = int(np.argmax(vals))
-            if vals[p] > best:
-                best, ranks, improved = float(vals[p]), cands[p].copy(), True
-                if best >= stop_at:
-                    break
-    return ranks, best
+        for item, pos in ((int(choice[g]), int(first[g])), (int(arg[g]), int(ranks[choice[g]]))):
+            kicks += 1
+            cand = _moved(ranks, item, pos)
+            r2, k2, s2, f2, a2 = _local_search(cand, ctx, stop_at)
+            if k2 > kept + 1e-9:
+                ranks, kept, sat, first, arg = r2, k2, s2, f2, a2
+                improved = True
+                break
+        if improved:
+            tried.clear()
+    return ranks, kept
+
+
+def _moved(ranks: np.ndarray, item: int, pos: int) -> np.ndarray:
+    """``ranks`` with ``item`` taken out and put back at position ``pos`` (others keep their order)."""
+    pos = min(max(pos, 0), len(ranks) - 1)
+    rest = ranks - (ranks > ranks[item])
+    out = rest + (rest >= pos)
+    out[item] = pos
+    return out
+
+
+def _local_search(ranks: np.ndarray, ctx: tuple, stop_at: float) -> tuple:
+    """Best single-item moves from ``ranks`` until none helps (or ``stop_at`` is reached).
+
+    Returns (ranks, kept weight, kept mask, best other position per group, best other item).
+
+    Why it is cheap: moving item ``i`` to position ``p`` keeps the others' relative order,
+    so a group is kept for an *interval* of positions p: a group choosing ``i`` is kept
+    while ``i`` stays above the group's best other item, a group offering ``i`` is kept
+    (if its choice beats the rest of its menu) once ``i`` goes below its choice. Summing
+    the intervals with a difference array scores all s x s moves in a few array operations.
+    """
+    s, choice, others, w, og, oi = ctx
+    n_g = len(choice)
+    rows = np.arange(n_g)
+    width = s + 1
+    choice_start = choice * width  # a group choosing i: kept for p in [0, end]
+    other_base = oi * width
+    while True:
+        ranked = np.where(others, ranks[None, :], s)
+        arg = ranked.argmin(1)
+        first = ranked[rows, arg]
+        ranked[rows, arg] = s
+        second = ranked.min(1)
+        rc = ranks[choice]
+        sat = rc < first
+        kept = float(w[sat].sum())
+        if kept >= stop_at:
+            break
+        end = first - (first > rc)  # the best other item's position once the choice is taken out
+        without = np.where(arg[og] == oi, second[og], first[og])  # best other item except i
+        rco = rc[og]
+        ok = rco < without
+        lo = rco - (rco > ranks[oi]) + 1  # i must go below the choice
+        idx = np.concatenate([choice_start, choice_start + end + 1, (other_base + lo)[ok], (other_base + s)[ok]])
+        val = np.concatenate([w, -w, w[og][ok], -w[og][ok]])
+        gains = np.cumsum(np.bincount(idx, weights=val, minlength=s * width).reshape(s, width), axis=1)[:, :s]
+        ws = w * sat
+        touching = np.bincount(choice, weights=ws, minlength=s) + np.bincount(oi, weights=ws[og], minlength=s)
+        total = gains + (kept - touching)[:, None]
+        best = int(np.argmax(total))
+        item, pos = divmod(best, s)
+        if total[item, pos] <= kept + 1e-9:
+            break
+        ranks = _moved(ranks, item, pos)
+    return ranks, kept, sat, first, arg
 
 
 def _conflict_bound(choice: np.ndarray, others: np.ndarray, weight: np.ndarray) -> float:
-    """A lower bound on the weight to drop: groups g, h conflict when each one's choice is in
-    the other's menu (a > b and b > a); a greedy packing of disjoint conflicting observation
-    pairs (each group used at most its weight, least-conflicted first) needs one drop each.
-    (Packing 3-cycles on what is left closed few more components at ten times the cost.)"""
+    """A lower bound on the weight to drop, from disjoint cycles of observations.
+
+    A set of observations whose revealed edges close a cycle cannot all be kept, so a
+    packing of observation-disjoint such sets (each group used at most its weight) needs
+    one drop per set. First pairs: groups g, h conflict when each one's choice is in the
+    other's menu (a > b and b > a), packed greedily least-conflicted first; then, on what
+    the pairs left, any longer cycle of the remaining observations' relation, one at a
+    time (shortest first, by breadth-first search), until that relation is acyclic.
+    """
     beats = others[:, choice]  # beats[g, h]: h's choice is in g's menu, so g reveals c_g > c_h
     conflict = beats & beats.T
     degree = conflict.sum(1)
@@ -158,7 +228,46 @@ def _conflict_bound(choice: np.ndarray, others: np.ndarray, weight: np.ndarray) 
                 capacity[g] -= flow
                 capacity[h] -= flow
                 bound += flow
-    return bound
+    return bound + _pack_cycles(choice, others, capacity)
+
+
+def _pack_cycles(choice: np.ndarray, others: np.ndarray, capacity: np.ndarray) -> float:
+    """Greedy packing of observation-disjoint cycles among the groups with capacity left
+    (``capacity`` is used up in place); returns the packed weight."""
+    s = others.shape[1]
+    bits = (others.astype(np.int64) << np.arange(s, dtype=np.int64)).sum(1)
+    packed = 0.0
+    while True:
+        live = np.flatnonzero(capacity > 0)
+        adj = [0] * s
+        for g in live:
+            adj[choice[g]] |= int(bits[g])
+        cycle = _shortest_cycle(adj)
+        if cycle is None:
+            return packed
+        users = []
+        for a, b in zip(cycle, cycle[1:] + cycle[:1]):
+            gen = live[(choice[live] == a) & others[live, b]]
+            users.append(int(gen[np.argmax(capacity[gen])]))
+        flow = float(capacity[users].min())
+        capacity[users] -= flow
+        packed += flow
+
+
+def _shortest_cycle(adj: list[int]) -> list[int] | None:
+    """A shortest cycle of a relation given as bit rows (items in order), or None."""
+    if is_acyclic(adj):
+        return None
+    best = None
+    for start in range(len(adj)):
+        if not adj[start]:
+            continue
+        cyc = _shortest_cycle_through(adj, start)
+        if cyc is not None and (best is None or len(cyc) < len(best)):
+            best = cyc
+            if len(best) == 2:
+                break
+    return best
 
 
 def _solve_by_milp(
