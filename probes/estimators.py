@@ -302,7 +302,63 @@ class LATProbe(_LinearProbe):
         return self._platt(X, y01, w)
 
 
-PROBE_TYPES: tuple[type, ...] = (LogisticProbe, MassMeanProbe, TTPD, LATProbe)
+class BuergerTTPD(_LinearProbe):
+    """TTPD exactly as Bürger et al. publish it (sciai-lab/Truth_is_Universal, ``probes.py``).
+
+    Why a second class: `TTPD` above is liedar's earlier reading (centred per topic,
+    penalised final regression). The authors' code differs in three places, and this class
+    follows it: activations are centred per *dataset file*, i.e. per (topic, polarity)
+    (``collect_training_data``: ``acts - mean(acts)`` for ``cities`` and ``neg_cities``
+    separately); the polarity direction is an L2 logistic regression with C=0.1 on the raw
+    activations; the classifier is an *unpenalised* logistic regression on the two raw
+    projections (X·t_G, X·polarity direction). t_G and t_P come from the OLS fit
+    ``X_c ≈ t·t_G + (t·p)·t_P`` with t, p = ±1. Without both polarities only t_G is learned
+    (as in their code when every polarity is 0).
+    """
+
+    _extra_state = ("truth_direction_", "polarity_direction_")
+
+    def __init__(self, polarity_C: float = 0.1):
+        self.polarity_C = polarity_C
+
+    def fit(
+        self, X: Any, y: Any, polarity: Optional[Sequence] = None, topic: Optional[Sequence] = None
+    ) -> "BuergerTTPD":
+        X, y01 = self._validate_training(X, y)
+        n = X.shape[0]
+        pol = self._check_side_info("polarity", polarity, n)
+        top = self._check_side_info("topic", topic, n)
+        p = np.ones(n) if pol is None else np.where(np.asarray(pol, dtype=float) > 0, 1.0, -1.0)
+        keys = np.char.add(np.asarray(top if top is not None else np.zeros(n)).astype(str), p.astype(str))
+        Xc = X.copy()
+        for k in np.unique(keys):
+            mask = keys == k
+            Xc[mask] -= Xc[mask].mean(axis=0)
+        t = 2.0 * y01 - 1.0
+        both = len(np.unique(p)) == 2
+        design = np.column_stack([t, t * p]) if both else t[:, None]
+        coefs, *_ = np.linalg.lstsq(design, Xc, rcond=None)
+        tau_g = coefs[0]
+        self.truth_direction_ = tau_g / (np.linalg.norm(tau_g) or 1.0)
+        if both:
+            plr = LogisticRegression(C=self.polarity_C, max_iter=2000).fit(X, (p > 0).astype(int))
+            self.polarity_direction_ = plr.coef_[0] / (np.linalg.norm(plr.coef_[0]) or 1.0)
+            feats = np.column_stack([X @ self.truth_direction_, X @ self.polarity_direction_])
+        else:
+            self.polarity_direction_ = np.zeros_like(self.truth_direction_)
+            feats = (X @ self.truth_direction_)[:, None]
+        # unpenalised, as published; standardising the two features only helps lbfgs converge
+        mu, sd = feats.mean(axis=0), feats.std(axis=0)
+        sd = np.where(sd > 1e-12, sd, 1.0)
+        lr = LogisticRegression(C=np.inf, max_iter=5000).fit((feats - mu) / sd, y01)
+        a = lr.coef_[0] / sd
+        w = a[0] * self.truth_direction_ + (a[1] * self.polarity_direction_ if both else 0.0)
+        self._finish(w, float(lr.intercept_[0]) - float(a @ mu))
+        self.direction_ = self.truth_direction_.copy()
+        return self
+
+
+PROBE_TYPES: tuple[type, ...] = (LogisticProbe, MassMeanProbe, TTPD, LATProbe, BuergerTTPD)
 """Every probe class `probes.io` may load (a fixed registry: nothing is imported by name)."""
 
 
