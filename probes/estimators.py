@@ -302,7 +302,7 @@ class LATProbe(_LinearProbe):
         return self._platt(X, y01, w)
 
 
-class BuergerTTPD(_LinearProbe):
+class BuergerTTPD(TTPD):
     """TTPD exactly as Bürger et al. publish it (sciai-lab/Truth_is_Universal, ``probes.py``).
 
     Why a second class: `TTPD` above is liedar's earlier reading (centred per topic,
@@ -313,10 +313,9 @@ class BuergerTTPD(_LinearProbe):
     activations; the classifier is an *unpenalised* logistic regression on the two raw
     projections (X·t_G, X·polarity direction). t_G and t_P come from the OLS fit
     ``X_c ≈ t·t_G + (t·p)·t_P`` with t, p = ±1. Without both polarities only t_G is learned
-    (as in their code when every polarity is 0).
+    (as in their code when every polarity is 0). A `TTPD` subclass so that
+    `probes.evaluation.fit_probe` hands it polarity and topic.
     """
-
-    _extra_state = ("truth_direction_", "polarity_direction_")
 
     def __init__(self, polarity_C: float = 0.1):
         self.polarity_C = polarity_C

@@ -395,3 +395,36 @@ def answer_logodds(backend: Any, final_states: np.ndarray, answers: tuple[str, s
     if cap:
         logits = cap * np.tanh(logits / cap)
     return logits[:, 1] - logits[:, 0]
+
+
+# ---- the command line's view: recipes a saved probe can carry ------------------------------
+
+
+def saved_probe_recipes() -> tuple[str, ...]:
+    """Recipes that a saved probe (one layer of the raw text, one linear map: what
+    `probes.io` stores and the inline monitor scores) can represent exactly."""
+    return tuple(
+        n
+        for n, r in RECIPES.items()
+        if r.read == "statement" and r.layers == "one" and r.centring == "none" and not r.needs_pairs
+    )
+
+
+def cli_probe(recipe: Recipe) -> tuple[Any, str]:
+    """(probe factory, position) for `liedar probe train --recipe`; other recipes are refused
+    with the reason, because a saved probe could not reproduce what they read."""
+    if recipe.name not in saved_probe_recipes():
+        why = []
+        if recipe.read != "statement":
+            why.append(f"reads {recipe.read!r} (a template around the text)")
+        if recipe.layers != "one":
+            why.append(f"combines layers ({recipe.layers})")
+        if recipe.centring != "none":
+            why.append("centres each topic by its own mean")
+        if recipe.needs_pairs:
+            why.append("scores a statement together with its negated twin")
+        raise InputError(
+            f"recipe {recipe.name!r} {' and '.join(why)}, which a saved probe (one layer of the raw text) cannot "
+            f"carry; measure it with scripts/probe_leaderboard.py, or train one of {', '.join(saved_probe_recipes())}"
+        )
+    return (lambda: make_estimator(recipe)), recipe.position

@@ -64,6 +64,12 @@ def register(subparsers) -> None:
     )
     _common(t, "file")
     t.add_argument("--layer", type=nonnegative_int, required=True, help="layer (0 = embeddings, i = block i)")
+    t.add_argument(
+        "--recipe",
+        default=None,
+        help="a named probe recipe (liedar.probes.recipes; sets the probe type and position, overriding "
+        "--probe and --position); see docs/probes.md 'Recipe leaderboard'",
+    )
     t.set_defaults(func=run_train)
 
     e = sub.add_parser(
@@ -150,6 +156,11 @@ def run_train(args: argparse.Namespace) -> int:
     final = probe_path(args.output)
     if final.is_dir() or (final.exists() and not final.is_file()):
         raise InputError(f"{final} (where the probe is saved) is a folder; give another --output file name")
+    probe = args.probe
+    if getattr(args, "recipe", None):
+        from liedar.probes.recipes import cli_probe, get_recipe
+
+        probe, args.position = cli_probe(get_recipe(args.recipe))
     data, backend = _load(args)
     if args.ray is not None:
         with _session(args):
@@ -161,17 +172,20 @@ def run_train(args: argparse.Namespace) -> int:
             backend,
             data,
             args.layer,
-            probe=args.probe,
+            probe=probe,
             position=args.position,
             seed=args.seed,
             activations=lambda inputs, layers, position: X,
             training_sets=list(args.data),
         )
     trained.metadata.liedar_version = __version__
+    if getattr(args, "recipe", None):
+        trained.metadata.extra["recipe"] = args.recipe
     path = save_probe(args.output, trained.probe, trained.metadata)
     acc = trained.metadata.metrics["cv_accuracy"]["value"]
     print(
-        f"{args.probe} probe on {backend.name} layer {args.layer}: 5-fold group-CV AUROC {trained.auroc} ; "
+        f"{args.recipe or args.probe} probe on {backend.name} layer {args.layer}: "
+        f"5-fold group-CV AUROC {trained.auroc} ; "
         f"accuracy {acc:.3f} ; saved {path}"
     )
     return 0
