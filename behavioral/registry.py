@@ -19,6 +19,7 @@ from liedar.behavioral.runners.noise import WeightNoise
 from liedar.behavioral.runners.observer import ObserverEffect
 from liedar.behavioral.runners.sandbagging import SandbaggingGap
 from liedar.behavioral.runners.sycophancy import Sycophancy
+from liedar.behavioral.runners.verbalized import VerbalizedAwareness
 from liedar.errors import InputError
 
 BUILTIN: tuple[Instrument, ...] = (
@@ -33,6 +34,7 @@ BUILTIN: tuple[Instrument, ...] = (
     JudgeAgreement(),
     ObserverEffect(),
     Contamination(),
+    VerbalizedAwareness(),
 )
 
 _REGISTRY: dict[str, Instrument] = {i.name: i for i in BUILTIN}

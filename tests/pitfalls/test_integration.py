@@ -47,3 +47,23 @@ def test_famous_lines_score_above_bank_items(smollm2_transformers) -> None:
 def test_contamination_runs_on_smollm2(smollm2_transformers) -> None:
     res = run_contamination(smollm2_transformers, [from_mcq(it) for it in load_mcq_bank()[::10]], n_fresh=80)
     assert res.false_flag_rate.n == 40 and 0 <= res.flag_rate.value <= 1
+
+
+def test_verbalized_instrument_runs_on_smollm2(smollm2_transformers) -> None:
+    """The registered instrument end to end on the real model, kept small (2 items x 2
+    families, 8 tokens): free answers are generated, graded, and paired with the cloze choice
+    on the same wordings; the rows carry the grader's kappa."""
+    from liedar.behavioral import registry
+
+    inst = registry.get("verbalized")
+    items = inst.items(limit=2, seed=0)
+    run = inst.run(
+        smollm2_transformers, items, interval="clopper-pearson", families=("test_notice", "user_request"), max_tokens=8
+    )
+    res = run.result
+    assert res.n_items == 2 and res.eval_rate.n == 2 and res.deploy_rate.n == 2
+    texts = [a.text for r in run.records for a in r.answers]
+    assert len(texts) == 4 and all(isinstance(t, str) and t.strip() for t in texts)
+    assert all(r.observer_difference in (-1.0, 0.0, 1.0) for r in run.records)
+    rows = {m.id: m for m in inst.section(run).measures}
+    assert rows["verbalized_eval_rate"].grader_kappa is not None
