@@ -111,7 +111,7 @@ def _liar() -> Recipe:
             "In a seller's role with a reason to hide it, denies a defect the product sheet states "
             "('No. The X does not ...'); in neutral roles it answers from the sheet."
         ),
-        targets=("lie_probe", "monitor"),
+        targets=("honesty", "lie_probe", "monitor"),
         family={
             "roles_train": social.LIAR_ROLES_TRAIN,
             "roles_heldout": social.LIAR_ROLES_HELDOUT,

@@ -23,6 +23,7 @@ TARGETS = (
     "weight_noise",
     "ceilings",
     "sycophancy",
+    "honesty",
     "lie_probe",
     "monitor",
     "cross_check",

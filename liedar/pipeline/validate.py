@@ -64,8 +64,9 @@ def validation_sizes(quick: bool = False) -> dict[str, Any]:
             noise_sigmas=(),
             noise_seeds=0,
             sycophancy_claims=6,
-            roleplay_scenarios=6,
-            roleplay_tokens=12,
+            honesty_items=12,
+            lie_claims=6,
+            lie_tokens=12,
         )
     return dict(
         gap_items=45,
@@ -79,8 +80,9 @@ def validation_sizes(quick: bool = False) -> dict[str, Any]:
         noise_sigmas=(0.0, 0.003, 0.01),
         noise_seeds=3,
         sycophancy_claims=10,
-        roleplay_scenarios=10,
-        roleplay_tokens=16,
+        honesty_items=24,
+        lie_claims=12,
+        lie_tokens=16,
     )
 
 
@@ -91,7 +93,9 @@ def demo_validation_sizes(quick: bool = False) -> dict[str, Any]:
     sizes = validation_sizes(quick)
     sizes.update(finetune_demos=0, finetune_epochs=0, noise_items=0, noise_sigmas=(), noise_seeds=0)
     if not quick:
-        sizes.update(gap_items=30, consistency_items=10, sycophancy_claims=8, roleplay_scenarios=8, roleplay_tokens=16)
+        sizes.update(
+            gap_items=30, consistency_items=10, sycophancy_claims=8, honesty_items=16, lie_claims=8, lie_tokens=16
+        )
     return sizes
 
 
@@ -207,7 +211,7 @@ def unit_hashes(spec: ModelSpec, sizes: dict[str, Any], seed: int, probe_hash: s
                 "model": identity,
                 "sizes": {k: sizes[k] for k in u.sizes},
                 "seed": seed,
-                "probe": probe_hash if u.name in ("roleplay", "cross_check") else "",
+                "probe": probe_hash if u.name in ("lies", "cross_check") else "",
                 "needs": [out[n] for n in u.needs],
                 "liedar": __version__,
             }
@@ -361,9 +365,13 @@ def organism_specs(
             org_pkg.build(base, n, threads=threads or 1, backend=None if base_backend is None else base_backend())
             notes.append(f"built {n} in {time.perf_counter() - t0:.0f} s")
     specs = []
+    catalog = getattr(org_pkg, "ORGANISMS", {})
     for o in org_pkg.built(base):
         if names is None or o.name in names:
-            specs.append(ModelSpec(f"{base}:{o.name}", o.to_dict()))
+            d = o.to_dict()
+            if o.name in catalog:  # which detectors should catch it is the catalog's statement, not the weights'
+                d["targets"] = list(catalog[o.name].targets)
+            specs.append(ModelSpec(f"{base}:{o.name}", d))
     missing = sorted(known - {s.name.split(":", 1)[1] for s in specs})
     if missing:
         notes.append("not built (not in the matrix): " + ", ".join(missing))

@@ -97,3 +97,10 @@ def test_check_disjoint_refuses_overlap_and_empty():
         check_disjoint([], bank)
     with pytest.raises(InputError, match="evaluation split is empty"):
         check_disjoint(training_items()[:2], [])
+
+
+def test_targets_are_the_validation_matrix_detectors():
+    """A recipe can only target a detector the matrix runs (and every detector can be a target)."""
+    from liedar.pipeline.validate_detectors import DETECTORS
+
+    assert set(TARGETS) == set(DETECTORS)

@@ -26,8 +26,9 @@ SIZES = dict(
     noise_sigmas=(0.0, 0.01),
     noise_seeds=2,
     sycophancy_claims=3,
-    roleplay_scenarios=3,
-    roleplay_tokens=4,
+    honesty_items=4,
+    lie_claims=3,
+    lie_tokens=4,
 )
 
 
