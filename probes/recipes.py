@@ -49,6 +49,9 @@ POSITIONS = ("last", "mean")
 LAYER_MODES = ("one", "band", "concat")
 ESTIMATORS = ("logistic", "mass-mean-cov", "ttpd-published", "contrast-pair")
 CENTRINGS = ("none", "topic")
+MIXES = ("given", "plus-builtin")
+"""given: train on the data the evaluation hands in; plus-builtin: add liedar's own built-in
+sets (their training and validation parts only) to every training set."""
 
 
 def strip_final_punctuation(statement: str) -> str:
@@ -92,6 +95,7 @@ class Recipe:
     layers: str = "one"
     estimator: str = "logistic"
     centring: str = "none"
+    mix: str = "given"
     summary: str = ""
     source: str = ""
 
@@ -102,6 +106,7 @@ class Recipe:
             ("layers", LAYER_MODES),
             ("estimator", ESTIMATORS),
             ("centring", CENTRINGS),
+            ("mix", MIXES),
         ):
             if getattr(self, field_) not in allowed:
                 raise InputError(f"recipe {self.name!r}: {field_}={getattr(self, field_)!r}; choose from {allowed}")
@@ -155,6 +160,17 @@ RECIPES: dict[str, Recipe] = {
             summary="activations centred per topic (test topic by its own unlabelled mean), logistic",
         ),
         Recipe("mass-mean-cov", estimator="mass-mean-cov", summary="Fisher LDA direction, last token, one layer"),
+        Recipe(
+            "mix-builtin",
+            mix="plus-builtin",
+            summary="the default, trained on the given topics plus liedar's built-in sets (train/validation parts)",
+        ),
+        Recipe(
+            "ttpd-mix-builtin",
+            estimator="ttpd-published",
+            mix="plus-builtin",
+            summary="published TTPD trained on the given topics plus the built-in sets",
+        ),
         Recipe(
             "prompted-chat-centred",
             read="prompt-chat",
@@ -406,7 +422,11 @@ def saved_probe_recipes() -> tuple[str, ...]:
     return tuple(
         n
         for n, r in RECIPES.items()
-        if r.read == "statement" and r.layers == "one" and r.centring == "none" and not r.needs_pairs
+        if r.read == "statement"
+        and r.layers == "one"
+        and r.centring == "none"
+        and r.mix == "given"
+        and not r.needs_pairs
     )
 
 

@@ -118,20 +118,32 @@ def evaluate_recipe(
     layers: list[int],
     n_layers: int,
     seed: int,
+    roleplay: Optional[tuple[np.ndarray, StatementSet]] = None,
 ) -> dict:
-    """Choose on built-in train/validation, then measure on TiU and the built-in test part."""
+    """Choose on built-in train/validation, then measure on TiU and the built-in test part
+    (and, given ``roleplay`` = (activations, set), on the role-play dialogues)."""
     tr, va, te = selection_split(builtin, seed)
     choice, trail = choose_layers(
         recipe, Xb, layers, n_layers, builtin.subset(tr), tr, builtin.subset(va), va, Cs=SELECTION_CS
     )
     out: dict = {"choice": choice.to_dict(), "selection": trail}
+    sel = np.concatenate([tr, va])
+
+    def fit(rows: np.ndarray):
+        """Fit on TiU ``rows`` (a bool mask or indices), plus the built-in train/validation
+        rows of the same polarities when the recipe's mix asks for them."""
+        X, S = Xt[rows], tiu.subset(rows)
+        if recipe.mix == "plus-builtin":
+            extra = sel[np.isin(builtin.polarity[sel], np.unique(S.polarity))]
+            X, S = np.concatenate([X, Xb[extra]]), StatementSet.concat([S, builtin.subset(extra)])
+        return fit_recipe(recipe, choice, X, layers, S, Cs=FINAL_CS)
+
     topics = sorted(set(tiu.topic.tolist()))
     parts, per_topic = [], {}
     for t in topics:
         train, test = tiu.topic != t, tiu.topic == t
         S_te = tiu.subset(test)
-        fitted = fit_recipe(recipe, choice, Xt[train], layers, tiu.subset(train), Cs=FINAL_CS)
-        s = fitted.score(Xt[test], S_te)
+        s = fit(train).score(Xt[test], S_te)
         parts.append((s, S_te.lie_labels, S_te.group))
         per_topic[t] = one_auroc(s, S_te, seed).to_dict()
     out["loto"] = per_topic
@@ -143,12 +155,12 @@ def evaluate_recipe(
         for src, dst in (("affirmative", "negated"), ("negated", "affirmative")):
             tr_rows = a[(tiu.polarity[a] == src)]
             te_rows = b[(tiu.polarity[b] == dst)]
-            fitted = fit_recipe(recipe, choice, Xt[tr_rows], layers, tiu.subset(tr_rows), Cs=FINAL_CS)
+            fitted = fit(tr_rows)
             S_te = tiu.subset(te_rows)
             pol[f"{src}->{dst}"] = one_auroc(fitted.score(Xt[te_rows], S_te), S_te, seed).to_dict()
         out["polarity"] = pol
     # TiU (all six topics) -> built-in test part, per set
-    fitted = fit_recipe(recipe, choice, Xt, layers, tiu, Cs=FINAL_CS)
+    fitted = fit(np.ones(len(tiu), bool))
     S_bt = builtin.subset(te)
     s = fitted.score(Xb[te], S_bt)
     bparts, per_set = [], {}
@@ -158,7 +170,27 @@ def evaluate_recipe(
         per_set[name] = one_auroc(s[m], S_bt.subset(m), seed).to_dict()
     out["builtin"] = per_set
     out["builtin_mean"] = mean_auroc(bparts, seed).to_dict()
+    if roleplay is not None and recipe.read == "statement" and not recipe.needs_pairs:
+        Xr, Sr = roleplay
+        out["roleplay"] = one_auroc(fitted.score(Xr, Sr), Sr, seed).to_dict()
     return out
+
+
+def roleplay_set() -> StatementSet:
+    """The project's role-play dialogues as a set (truth label 1 = honest answer)."""
+    from liedar.probes.roleplay import roleplay_dialogues
+
+    dialogues, deceptive, groups = roleplay_dialogues()
+    n = len(dialogues)
+    return StatementSet(
+        "roleplay",
+        list(dialogues),
+        1 - np.asarray(deceptive),
+        np.full(n, "roleplay"),
+        np.full(n, "affirmative"),
+        np.full(n, "roleplay"),
+        np.asarray(groups),
+    )
 
 
 def evaluate_baseline(scores_t: np.ndarray, tiu: StatementSet, scores_b: np.ndarray, builtin: StatementSet, seed: int):
@@ -234,6 +266,11 @@ def run_model(name: str, tiu: StatementSet, builtin: StatementSet, args) -> dict
             answer_logodds(backend, X[:, -1], CHAT_ANSWERS) for X in acts[("prompt-chat", "last")]
         ),
     }
+    rp = {}
+    if args.roleplay:
+        Sr = roleplay_set()
+        for pos in sorted({r.position for r in recipes if r.read == "statement"}):
+            rp[pos] = (cached_hidden_states(backend, Sr.inputs, layers, pos, progress=True), Sr)
     extract_s = time.perf_counter() - t0
     result = {
         "model": name,
@@ -251,7 +288,9 @@ def run_model(name: str, tiu: StatementSet, builtin: StatementSet, args) -> dict
         for r in recipes:
             t1 = time.perf_counter()
             Xt, Xb = acts[(r.read, r.position)]
-            result["recipes"][r.name] = evaluate_recipe(r, Xt, tiu, Xb, builtin, layers, backend.n_layers, args.seed)
+            result["recipes"][r.name] = evaluate_recipe(
+                r, Xt, tiu, Xb, builtin, layers, backend.n_layers, args.seed, roleplay=rp.get(r.position)
+            )
             result["recipes"][r.name]["seconds"] = round(time.perf_counter() - t1, 1)
             print(f"  {name} {r.name}: {result['recipes'][r.name]['seconds']:.0f}s", flush=True)
     result["seconds"] = round(time.perf_counter() - t0, 1)
@@ -269,7 +308,8 @@ def fmt(d: Optional[dict]) -> str:
 
 def markdown(result: dict, topics: list[str]) -> str:
     lines = [f"#### {result['model']} ({result['n_layers']} blocks)", ""]
-    head = ["recipe", "choice (validation)"] + topics + ["LOTO mean", "aff→neg", "neg→aff", "→ built-in (mean)"]
+    head = ["recipe", "choice (validation)"] + topics
+    head += ["LOTO mean", "aff→neg", "neg→aff", "→ built-in (mean)", "→ role-play"]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     rows = [(n, r) for n, r in result["recipes"].items()] + [(n, r) for n, r in result["baselines"].items()]
     for name, r in rows:
@@ -280,6 +320,7 @@ def markdown(result: dict, topics: list[str]) -> str:
             fmt(pol.get("affirmative->negated")),
             fmt(pol.get("negated->affirmative")),
             fmt(r["builtin_mean"]),
+            fmt(r.get("roleplay")),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "| recipe | " + " | ".join(SELECTION_SETS) + " |", "|---|" + "---|" * len(SELECTION_SETS)]
@@ -298,6 +339,12 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--cache-dir", default=None, help="where log-likelihood scores are cached (default: liedar cache)")
     ap.add_argument("--output", default="results/probe-leaderboard.json")
+    ap.add_argument(
+        "--no-roleplay",
+        dest="roleplay",
+        action="store_false",
+        help="skip the role-play dialogues column (truth probes scored on the assistant's turn)",
+    )
     args = ap.parse_args(argv)
     if args.cache_dir is None:
         from liedar.models.storage import cache_root

@@ -53,7 +53,7 @@ def _synthetic(topics, n_pairs_per_topic: int, seed: int, signal_layer: int, d: 
     return np.array(X), S, list(range(n_layers + 2))
 
 
-@pytest.mark.parametrize("recipe", ["default", "ttpd", "contrast-pair"])
+@pytest.mark.parametrize("recipe", ["default", "ttpd", "contrast-pair", "mix-builtin"])
 def test_choices_never_see_test_rows_or_the_evaluation_topics(lb, monkeypatch, recipe) -> None:
     Xb, builtin, layers = _synthetic(lb.SELECTION_SETS, 30, seed=0, signal_layer=2)
     Xt, tiu, _ = _synthetic(("a", "b", "c"), 30, seed=1, signal_layer=2)
@@ -64,9 +64,20 @@ def test_choices_never_see_test_rows_or_the_evaluation_topics(lb, monkeypatch, r
         seen.append((X, np.asarray(train_rows), np.asarray(val_rows)))
         return original(recipe_, X, layers_, n_layers, train, train_rows, val, val_rows, **kw)
 
+    trained_on = []
+    original_fit = lb.fit_recipe
+
+    def fit_spy(recipe_, choice, X, layers_, S, **kw):
+        trained_on.append(set(S.group.tolist()))
+        return original_fit(recipe_, choice, X, layers_, S, **kw)
+
     monkeypatch.setattr(lb, "choose_layers", spy)
+    monkeypatch.setattr(lb, "fit_recipe", fit_spy)
     out = lb.evaluate_recipe(get_recipe(recipe), Xt, tiu, Xb, builtin, layers, 4, seed=0)
     tr, va, te = lb.selection_split(builtin, 0)
+    test_groups = set(builtin.group[te].tolist())
+    assert trained_on and not any(g & test_groups for g in trained_on)  # no fit ever sees a test group
+    assert any(g & set(builtin.group[tr].tolist()) for g in trained_on) == (recipe == "mix-builtin")
     assert len(seen) == 1
     X_seen, tr_seen, va_seen = seen[0]
     assert X_seen is Xb  # never the Truth-is-Universal activations
