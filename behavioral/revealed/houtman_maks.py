@@ -212,22 +212,31 @@ def _conflict_bound(choice: np.ndarray, others: np.ndarray, weight: np.ndarray) 
     the pairs left, any longer cycle of the remaining observations' relation, one at a
     time (shortest first, by breadth-first search), until that relation is acyclic.
     """
-    beats = others[:, choice]  # beats[g, h]: h's choice is in g's menu, so g reveals c_g > c_h
-    conflict = beats & beats.T
-    degree = conflict.sum(1)
+    s = others.shape[1]
     capacity = weight.astype(float).copy()
+    og, oi = np.nonzero(others)
+    revealed = np.zeros((s, s), dtype=bool)
+    revealed[choice[og], oi] = True
+    both = revealed & revealed.T
+    active = np.flatnonzero((others & both[choice]).any(1))  # exactly the groups with a conflicting partner
     bound = 0.0
-    active = np.flatnonzero(degree)
-    for g in active[np.argsort(degree[active], kind="stable")]:
-        partners = np.flatnonzero(conflict[g])
-        for h in partners[np.argsort(degree[partners], kind="stable")]:
-            if capacity[g] <= 0:
-                break
-            flow = min(capacity[g], capacity[h])
-            if flow > 0:
-                capacity[g] -= flow
-                capacity[h] -= flow
-                bound += flow
+    if len(active):
+        sub = others[np.ix_(active, choice[active])]  # sub[x, y]: y's choice is in x's menu
+        xs, ys = np.nonzero(sub & sub.T)
+        deg = np.bincount(xs, minlength=len(active))
+        order = np.lexsort((ys, deg[ys], xs))  # each group's partners, least-conflicted first
+        partners = np.split(ys[order], np.cumsum(deg)[:-1])
+        cap = capacity[active].tolist()
+        for x in np.argsort(deg, kind="stable").tolist():
+            for y in partners[x].tolist():
+                if cap[x] <= 0:
+                    break
+                flow = min(cap[x], cap[y])
+                if flow > 0:
+                    cap[x] -= flow
+                    cap[y] -= flow
+                    bound += flow
+        capacity[active] = cap
     return bound + _pack_cycles(choice, others, capacity)
 
 
@@ -235,13 +244,22 @@ def _pack_cycles(choice: np.ndarray, others: np.ndarray, capacity: np.ndarray) -
     """Greedy packing of observation-disjoint cycles among the groups with capacity left
     (``capacity`` is used up in place); returns the packed weight."""
     s = others.shape[1]
-    bits = (others.astype(np.int64) << np.arange(s, dtype=np.int64)).sum(1)
+    small = s <= 62  # menus as int64 bit rows; wider components fall back to Python integers
+    if small:
+        bits = (others.astype(np.int64) << np.arange(s, dtype=np.int64)).sum(1)
+    else:
+        bits = [sum(1 << int(i) for i in np.flatnonzero(row)) for row in others]
     packed = 0.0
     while True:
         live = np.flatnonzero(capacity > 0)
-        adj = [0] * s
-        for g in live:
-            adj[choice[g]] |= int(bits[g])
+        if small:
+            rows = np.zeros(s, dtype=np.int64)
+            np.bitwise_or.at(rows, choice[live], bits[live])
+            adj = rows.tolist()
+        else:
+            adj = [0] * s
+            for g in live.tolist():
+                adj[choice[g]] |= bits[g]
         cycle = _shortest_cycle(adj)
         if cycle is None:
             return packed
@@ -265,7 +283,7 @@ def _shortest_cycle(adj: list[int]) -> list[int] | None:
         cyc = _shortest_cycle_through(adj, start)
         if cyc is not None and (best is None or len(cyc) < len(best)):
             best = cyc
-            if len(best) == 2:
+            if len(best) <= 3:  # pairs are packed first: a 3-cycle is as short as it gets here, most times
                 break
     return best
 
@@ -335,6 +353,45 @@ def _kept_under_pair_order(
     return np.array([bool(np.all(above[c, others[g]])) for g, c in enumerate(choice)])
 
 
+def _menu_matrix(masks: list[int], n: int) -> np.ndarray:
+    """Boolean (observation x action) menu matrix from bitmask menus."""
+    if n <= 62:
+        return (np.array(masks, dtype=np.int64)[:, None] >> np.arange(n, dtype=np.int64)) & 1 == 1
+    return np.array([[m >> i & 1 for i in range(n)] for m in masks], dtype=bool)
+
+
+def _component_groups(
+    comp: int, n: int, obs_choice: np.ndarray, menu: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One component's sub-problem: observations whose choice lies in it and whose menu
+    has another of its items, restricted to its items and merged when equal.
+
+    Returns (choice, others, weight) per group (local item numbers), the rows of the
+    observations used (``members``) and each one's group (``inverse``).
+    """
+    inside = np.array([comp >> i & 1 for i in range(n)], dtype=bool)
+    items = np.flatnonzero(inside)
+    local = np.full(n, -1, dtype=np.int64)
+    local[items] = np.arange(len(items))
+    lc = local[obs_choice]
+    rows = np.flatnonzero(lc >= 0)
+    inner = menu[np.ix_(rows, items)]
+    inner[np.arange(len(rows)), lc[rows]] = False
+    has = inner.any(1)
+    rows, inner = rows[has], inner[has]
+    s = len(items)
+    if s <= 56:  # (choice, menu) packed in one integer: a 1-d unique is many times faster than a row-wise one
+        key = (lc[rows] << s) | (inner.astype(np.int64) << np.arange(s, dtype=np.int64)).sum(1)
+        uniq, inverse, weight = np.unique(key, return_inverse=True, return_counts=True)
+        choice = uniq >> s
+        others = (uniq[:, None] >> np.arange(s, dtype=np.int64)) & 1 == 1
+    else:
+        key = np.concatenate([lc[rows][:, None], inner], axis=1).astype(np.int64)
+        uniq, inverse, weight = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+        choice, others = uniq[:, 0].copy(), uniq[:, 1:].astype(bool)
+    return choice, others, weight.astype(np.int64), rows, inverse.reshape(-1)
+
+
 def houtman_maks(log: MenuChoiceLog, include_parse_fail: bool = False, time_budget: float = 30.0) -> HoutmanMaksResult:
     """Minimum number of observations to drop so the rest satisfy SARP, and which.
 
@@ -347,20 +404,14 @@ def houtman_maks(log: MenuChoiceLog, include_parse_fail: bool = False, time_budg
     comps = cyclic_components(adj)
     dropped: list[int] = []
     lower, exact, notes, methods, largest = 0, True, [], set(), 0
+    if comps:
+        obs_id = np.array([i for i, _, _ in obs], dtype=np.int64)
+        obs_choice = np.array([c for _, c, _ in obs], dtype=np.int64)
+        menu = _menu_matrix([m for _, _, m in obs], log.n_actions)
     for comp in comps:
-        items = [i for i in range(log.n_actions) if comp >> i & 1]
-        local = {item: k for k, item in enumerate(items)}
-        s = len(items)
+        choice, others, weight, members, inverse = _component_groups(comp, log.n_actions, obs_choice, menu)
+        s = others.shape[1]
         largest = max(largest, s)
-        groups: dict[tuple[int, int], list[int]] = {}
-        for i, c, mask in obs:
-            inner = mask & comp & ~(1 << c)
-            if comp >> c & 1 and inner:
-                groups.setdefault((c, inner), []).append(i)
-        keys = list(groups)
-        choice = np.array([local[c] for c, _ in keys], dtype=np.int64)
-        others = np.array([[inner >> it & 1 for it in items] for _, inner in keys], dtype=bool)
-        weight = np.array([len(groups[k]) for k in keys], dtype=np.int64)
         if s <= ENUMERATE_UP_TO:
             kept = _solve_by_enumeration(s, choice, others, weight)
             upper_kept, optimal, note = float(weight[kept].sum()), True, ""
@@ -382,7 +433,7 @@ def houtman_maks(log: MenuChoiceLog, include_parse_fail: bool = False, time_budg
                     kept = _kept_by_ranks(ranks[None], choice, others, s)[0]
                 upper_kept = min(upper_kept, bound_kept)
                 methods.add("milp")
-        drop_here = [i for g, k in enumerate(keys) if not kept[g] for i in groups[k]]
+        drop_here = obs_id[members[~kept[inverse]]].tolist()
         dropped += drop_here
         lower += int(np.ceil(weight.sum() - upper_kept - 1e-6)) if not optimal else len(drop_here)
         if not optimal:

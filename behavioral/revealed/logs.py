@@ -27,7 +27,9 @@ Menu = Sequence[str]
 def _validate_menu(index: int, menu: Menu) -> tuple[str, ...]:
     if isinstance(menu, str):
         raise InputError(f"menu {index} is the string {menu!r}: give each menu as a list of action labels")
-    items = tuple(str(a) for a in menu)
+    items = tuple(map(str, menu))
+    if len(items) >= 2 and len(set(items)) == len(items) and PARSE_FAIL not in items:
+        return items  # the common case, checked in one pass (logs of thousands of menus)
     if len(items) == 0:
         raise InputError(f"menu {index} is empty: every menu needs at least two actions")
     if len(items) == 1:
@@ -100,7 +102,8 @@ class MenuChoiceLog:
         )
         labels = [a for m in self.menus for a in m] + [c for c in self.choices if c is not None]
         self.universe = _Universe(list(actions or ()) + labels)
-        self.menu_masks: tuple[int, ...] = tuple(self.universe.mask(m) for m in self.menus)
+        bit = {a: 1 << i for a, i in self.universe.index.items()}
+        self.menu_masks: tuple[int, ...] = tuple(sum(map(bit.__getitem__, m)) for m in self.menus)
         self.choice_index: tuple[int, ...] = tuple(-1 if c is None else self.universe.index[c] for c in self.choices)
 
     @property
