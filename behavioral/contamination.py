@@ -13,8 +13,9 @@ wording, cancels:
 
 Why calibrated on fresh items. How large these scores get without memorisation depends on
 the templates and the model; so the thresholds are the upper quantiles of each score on a
-*calibration half* of freshly generated items (same templates, invented fillers:
-`liedar.behavioral.items.fresh`), at ``false_flag / 2`` each (Bonferroni over the two scores).
+*calibration half* of freshly generated items of the same kind, never in the benchmark (the
+bank's templates with fresh operands, and facts about real entities the bank does not ask
+about: `liedar.behavioral.items.fresh`), at ``false_flag / 2`` each (Bonferroni over the two scores).
 The false-flag rate is then *measured* on the other, held-out half of fresh items (with its
 interval), and the benchmark's flag rate is compared with it by a one-sided Fisher exact test:
 a benchmark is marked contaminated only when it is flagged more often than fresh items are.

@@ -106,20 +106,38 @@ def contamination(limit: int, seed: int, out: dict) -> None:
     if "smollm2-135m" not in out["models"]:
         return
     lm = _load("smollm2-135m")
-    for bank in ("mcq", "famous"):
+    for bank in out.get("banks", ("mcq", "famous")):
         t0 = time.time()
         from liedar.behavioral.instrument import sample_items
 
         items = sample_items(bank_items(bank), limit, seed, group=lambda it: it.item_id.split("-")[0])
-        res = run_contamination(lm, items, n_fresh=out["n_fresh"], benchmark=f"{bank} bank", seed=seed)
-        print(f"\n== contamination, smollm2-135m, {bank} bank ({len(items)} items, {time.time() - t0:.0f}s)")
+        cal = out.get("calibration", "real")
+        res = run_contamination(lm, items, n_fresh=out["n_fresh"], benchmark=f"{bank} bank", seed=seed, calibration=cal)
+        print(
+            f"\n== contamination, smollm2-135m, {bank} bank ({len(items)} items, {cal} fresh calibration, "
+            f"{time.time() - t0:.0f}s)"
+        )
         print(f"   flag rate {res.flag_rate}")
+        by_topic: dict = {}
+        for s in res.items:
+            k = s.item_id.split("-")[0]
+            by_topic.setdefault(k, [0, 0])
+            by_topic[k][0] += s.flagged
+            by_topic[k][1] += 1
+        print("   flagged by topic: " + ", ".join(f"{k} {a}/{n}" for k, (a, n) in by_topic.items()))
+        fr: dict = {}
+        for s in res.fresh:
+            k = s.item_id.split("-")[1]
+            fr.setdefault(k, [0, 0])
+            fr[k][0] += s.flagged
+            fr[k][1] += 1
+        print("   held-out fresh flagged by topic: " + ", ".join(f"{k} {a}/{n}" for k, (a, n) in fr.items()))
         print(f"   false-flag rate on {res.false_flag_rate.n} held-out fresh items {res.false_flag_rate}")
         print(f"   Fisher p={res.fisher_p:.3g} contaminated={res.contaminated} thresholds={res.thresholds}")
         w = sorted(res.items, key=lambda s: -s.wording)[:3]
         print("   top wording scores: " + ", ".join(f"{s.item_id} {s.wording:+.2f}" for s in w))
         print(f"   {res.reading}")
-        out.setdefault("contamination", {})[bank] = res.to_dict()
+        out.setdefault("contamination", {})[f"{bank}/{cal}"] = res.to_dict()
 
 
 def probe(limit: int, seed: int, out: dict) -> None:
@@ -219,12 +237,25 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default="", help="also write every number to this JSON file")
     ap.add_argument("--models", default="smollm2-135m,smollm2-135m:sandbagger")
-    ap.add_argument("--fresh", type=int, default=200, help="fresh calibration items for the contamination check")
+    ap.add_argument("--fresh", type=int, default=160, help="fresh calibration items for the contamination check")
+    ap.add_argument(
+        "--calibration",
+        default="real",
+        choices=("real", "invented"),
+        help="fresh fact items about real entities outside the bank (default) or invented names (the old calibration)",
+    )
+    ap.add_argument("--banks", default="mcq,famous", help="comma-separated banks for the contamination part")
     ap.add_argument(
         "--observer-from", default="", help="comma-separated JSON files of earlier runs whose observer results to reuse"
     )
     args = ap.parse_args()
-    out: dict = {"load_average_start": os.getloadavg(), "models": args.models.split(","), "n_fresh": args.fresh}
+    out: dict = {
+        "load_average_start": os.getloadavg(),
+        "models": args.models.split(","),
+        "n_fresh": args.fresh,
+        "calibration": args.calibration,
+        "banks": args.banks.split(","),
+    }
     for path in filter(None, args.observer_from.split(",")):
         with open(path, encoding="utf-8") as fh:
             out.setdefault("observer", {}).update(json.load(fh).get("observer", {}))

@@ -16,7 +16,7 @@ import numpy as np
 from liedar._util.argtypes import positive_int
 from liedar.behavioral.contamination import DEFAULT_K, ContaminationResult, ItemScore, contamination_check, score_item
 from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sample_items
-from liedar.behavioral.items.fresh import WordedItem, famous_items, fresh_items, from_mcq
+from liedar.behavioral.items.fresh import FACTS, WordedItem, famous_items, fresh_items, from_mcq, max_fresh
 from liedar.behavioral.items.mcq import load_mcq_bank
 from liedar.errors import InputError
 from liedar.results import Section
@@ -68,16 +68,22 @@ def run_contamination(
     k: float = DEFAULT_K,
     false_flag: float = 0.05,
     benchmark: str = "mcq bank",
+    calibration: str = "real",
     seed: int = 0,
     interval: str = DEFAULT_INTERVAL,
     progress: bool = False,
 ) -> ContaminationResult:
+    """``calibration``: fresh fact items about real entities outside the bank (``real``, the
+    default) or invented names (``invented``, the earlier calibration; see
+    `liedar.behavioral.items.fresh`)."""
     if not 0 < k <= 1:
         raise InputError(f"k={k}: the min-k% share must lie in (0, 1]")
-    fresh = fresh_items(n_fresh, seed=seed + 7_301_2026)
+    fresh = fresh_items(n_fresh, seed=seed + 7_301_2026, facts=calibration)
     bench = score_worded(backend, items, k=k, progress=progress, desc=f"{benchmark} items")
     cal = score_worded(backend, fresh, k=k, progress=progress, desc="fresh items")
-    return contamination_check(bench, cal, benchmark=benchmark, false_flag=false_flag, seed=seed, interval=interval)
+    res = contamination_check(bench, cal, benchmark=benchmark, false_flag=false_flag, seed=seed, interval=interval)
+    res.extra["calibration"] = calibration
+    return res
 
 
 class Contamination(Instrument):
@@ -105,6 +111,12 @@ class Contamination(Instrument):
             default=DEFAULT_FRESH,
             help=f"fresh calibration items (default {DEFAULT_FRESH})",
         )
+        parser.add_argument(
+            "--calibration",
+            choices=FACTS,
+            default="real",
+            help="fresh fact items about real entities outside the bank (default) or invented names",
+        )
 
     def options(self, args: argparse.Namespace) -> dict[str, Any]:
         if args.fresh < 80:
@@ -112,7 +124,12 @@ class Contamination(Instrument):
                 f"--fresh {args.fresh}: give at least 80 fresh items "
                 "(half calibrate the thresholds, half measure the false-flag rate)"
             )
-        return {"bank": args.bank, "n_fresh": args.fresh}
+        if args.fresh > max_fresh(args.calibration):
+            raise InputError(
+                f"--fresh {args.fresh}: the real-fact tables allow at most {max_fresh(args.calibration)} fresh items "
+                "in the bank's proportions (or use --calibration invented)"
+            )
+        return {"bank": args.bank, "n_fresh": args.fresh, "calibration": args.calibration}
 
     def items(
         self, *, limit: Optional[int] = None, seed: int = 0, bank: str = "mcq", **options: Any
@@ -155,6 +172,7 @@ class Contamination(Instrument):
                 "flagged_items": [i.item_id for i in res.items if i.flagged],
                 "reading": res.reading,
                 "bank": run.options.get("bank", ""),
+                "calibration": res.extra.get("calibration", ""),
             },
         )
         add_quality_metric(
