@@ -172,6 +172,7 @@ def _local_search(ranks: np.ndarray, ctx: tuple, stop_at: float) -> tuple:
     width = s + 1
     choice_start = choice * width  # a group choosing i: kept for p in [0, end]
     other_base = oi * width
+    previous = -np.inf
     while True:
         ranked = np.where(others, ranks[None, :], s)
         arg = ranked.argmin(1)
@@ -181,8 +182,9 @@ def _local_search(ranks: np.ndarray, ctx: tuple, stop_at: float) -> tuple:
         rc = ranks[choice]
         sat = rc < first
         kept = float(w[sat].sum())
-        if kept >= stop_at:
+        if kept >= stop_at or kept <= previous:  # the second never happens while the scores are right
             break
+        previous = kept
         end = first - (first > rc)  # the best other item's position once the choice is taken out
         without = np.where(arg[og] == oi, second[og], first[og])  # best other item except i
         rco = rc[og]
