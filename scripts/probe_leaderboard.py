@@ -36,6 +36,7 @@ from typing import Optional
 import numpy as np
 
 from liedar._util.atomic import write_json_atomic
+from liedar.errors import InputError
 from liedar.probes.datasets import StatementSet, builtin_set, load_truth_is_universal
 from liedar.probes.evaluation import _auc_value
 from liedar.probes.recipes import (
@@ -259,13 +260,17 @@ def run_model(name: str, tiu: StatementSet, builtin: StatementSet, args) -> dict
         )
     baselines = {
         "loglik-statement": tuple(statement_loglik(backend, S, Path(args.cache_dir)) for S in (tiu, builtin)),
-        "loglik-prompt-plain": tuple(
-            answer_logodds(backend, X[:, -1], PLAIN_ANSWERS) for X in acts[("prompt-plain", "last")]
-        ),
-        "loglik-prompt-chat": tuple(
-            answer_logodds(backend, X[:, -1], CHAT_ANSWERS) for X in acts[("prompt-chat", "last")]
-        ),
     }
+    skipped = {}
+    for bname, read, answers in (
+        ("loglik-prompt-plain", "prompt-plain", PLAIN_ANSWERS),
+        ("loglik-prompt-chat", "prompt-chat", CHAT_ANSWERS),
+    ):
+        try:
+            baselines[bname] = tuple(answer_logodds(backend, X[:, -1], answers) for X in acts[(read, "last")])
+        except InputError as exc:  # e.g. an answer that is two tokens for this model: say so, keep going
+            skipped[bname] = str(exc)
+            print(f"  {name}: {bname} not computed: {exc}", flush=True)
     rp = {}
     if args.roleplay:
         Sr = roleplay_set()
@@ -279,6 +284,7 @@ def run_model(name: str, tiu: StatementSet, builtin: StatementSet, args) -> dict
         "extract_seconds": round(extract_s, 1),
         "recipes": {},
         "baselines": {},
+        "baselines_not_computed": skipped,
     }
     from threadpoolctl import threadpool_limits
 
