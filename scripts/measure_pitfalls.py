@@ -204,21 +204,27 @@ def probe(limit: int, seed: int, out: dict) -> None:
 
 
 def verbalized(limit: int, seed: int, out: dict) -> None:
-    from liedar.behavioral.instrument import sample_items
-    from liedar.behavioral.items.mcq import load_mcq_bank
-    from liedar.behavioral.items.presentations import families
-    from liedar.behavioral.verbalized import generate_answers, verbalized_rate
+    """The registered instrument (`liedar behavioral verbalized`): free answers under every
+    family, graded, paired with the cloze choice on the same wordings."""
+    from liedar.behavioral import registry
 
-    items = sample_items(load_mcq_bank(), limit, seed, group=lambda it: it.topic)
+    inst = registry.get("verbalized")
+    items = inst.items(limit=limit, seed=seed)
     for name in out["models"]:
         t0 = time.time()
-        gens = generate_answers(_load(name), items, families("evaluation"), max_tokens=40, seed=seed)
-        res = verbalized_rate(gens)
-        print(f"\n== verbalized awareness, {name} ({len(gens)} answers, {time.time() - t0:.0f}s)")
+        run = inst.run(_load(name), items, interval="clopper-pearson", seed=seed, max_tokens=out["max_tokens"])
+        res = run.result
+        print(f"\n== verbalized awareness, {name} ({len(items)} items x 7 families, {time.time() - t0:.0f}s)")
         print(f"   {res.reading}")
-        for gid, text in gens[:3]:
-            print(f"   e.g. {gid}: {text[:100]!r}")
-        out.setdefault("verbalized", {})[name] = {**res.to_dict(), "generations": gens}
+        if res.observer is not None:
+            print(f"   observer effect on the same wordings: {res.observer.reading}")
+        for r in run.records[:2]:
+            for a in r.answers[:2]:
+                print(f"   e.g. {r.item_id}@{a.wording}: {a.text[:100]!r}")
+        out.setdefault("verbalized", {})[name] = {
+            **res.to_dict(),
+            "records": [r.to_dict() for r in run.records],
+        }
 
 
 PARTS = {
@@ -245,6 +251,7 @@ def main() -> None:
         help="fresh fact items about real entities outside the bank (default) or invented names (the old calibration)",
     )
     ap.add_argument("--banks", default="mcq,famous", help="comma-separated banks for the contamination part")
+    ap.add_argument("--max-tokens", type=int, default=32, help="tokens per free answer (verbalized part)")
     ap.add_argument(
         "--observer-from", default="", help="comma-separated JSON files of earlier runs whose observer results to reuse"
     )
@@ -255,6 +262,7 @@ def main() -> None:
         "n_fresh": args.fresh,
         "calibration": args.calibration,
         "banks": args.banks.split(","),
+        "max_tokens": args.max_tokens,
     }
     for path in filter(None, args.observer_from.split(",")):
         with open(path, encoding="utf-8") as fh:

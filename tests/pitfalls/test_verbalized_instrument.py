@@ -95,6 +95,11 @@ def test_unaware_model_has_no_rate_and_an_undefined_correlation_saying_why() -> 
     assert rows["verbalized_grader_kappa"].kind == "quality"
     assert rows["verbalized_eval_rate"].ceiling == "verbalized_ceiling" and sec.ceilings[0].id == "verbalized_ceiling"
     assert "few_items" in {w.code for w in rows["verbalized_difference"].warnings}
+    text = inst.summary(run)  # what the CLI prints: every estimate with its interval and n
+    assert "eval_rate" in text and "n=48" in text and res.reading in text
+    import json
+
+    assert json.loads(json.dumps(run.to_dict()))["result"]["grader"]["kappa"]["n"] == 48
 
 
 def test_without_the_observer_no_ceiling_and_no_correlation() -> None:
