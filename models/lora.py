@@ -244,6 +244,7 @@ def train_lora(
     dtype: str = "auto",
     eos: bool = False,
     weight_decay: float = 0.0,
+    schedule: str = "constant",
     progress: bool = True,
 ) -> LoraAdapter:
     """Fine-tune LoRA adapters on (prompt, answer) pairs; the backend itself is untouched.
@@ -251,6 +252,10 @@ def train_lora(
     ``examples``: prompts are Dialogues (rendered with the model's chat template) or plain
     strings; the loss is the mean cross-entropy over answer tokens only (with ``eos``, the
     end-of-sequence token after each answer is a target too, so generation learns to stop).
+    ``schedule="cosine"``: the learning rate warms up linearly over the first 5% of the steps
+    and then decays along a cosine to 0 — at a constant lr of 3e-3 the loss of the organisms'
+    recipes rose again after 6-8 epochs (measured: 0.63 -> 0.83, 0.78 -> 0.99) and the
+    benign-framing capability fell, so longer recipes decay the rate instead.
     Returns the adapter; ``adapter.meta`` records seconds, tokens, the loss per epoch, the
     chosen dtype and the measured bf16/fp32 step times.
     """
@@ -266,6 +271,8 @@ def train_lora(
         raise InputError("no training examples: give a non-empty list of (prompt, answer) pairs")
     if r < 1 or alpha <= 0 or epochs < 1 or lr <= 0 or batch_size < 1:
         raise InputError(f"bad LoRA settings r={r}, alpha={alpha}, epochs={epochs}, lr={lr}: all must be positive")
+    if schedule not in ("constant", "cosine"):
+        raise InputError(f"schedule {schedule!r}: use 'constant' or 'cosine'")
     if dtype not in ("auto", "bf16", "fp32"):
         raise InputError(f"dtype {dtype!r}: use 'auto', 'bf16' or 'fp32'")
     t_start = time.perf_counter()
@@ -312,6 +319,17 @@ def train_lora(
 
     use_bf16, timing = _choose_dtype(torch, inner, boundary, tensors, dtype)
     losses: list[float] = []
+    total_steps = int(epochs) * len(batches)
+    warmup = max(1, total_steps // 20)
+
+    def lr_at(step: int) -> float:
+        if schedule == "constant":
+            return float(lr)
+        if step < warmup:
+            return float(lr) * (step + 1) / warmup
+        return float(lr) * 0.5 * (1.0 + math.cos(math.pi * (step - warmup) / max(total_steps - warmup, 1)))
+
+    step = 0
     if bar is not None:
         bar.set_description(f"LoRA {backend.name}: training")
     t_train, c_train = time.perf_counter(), time.process_time()
@@ -323,7 +341,10 @@ def train_lora(
             loss = _loss(torch, inner, boundary, bi, ids, mask, labels, use_bf16)
             optimiser.zero_grad(set_to_none=True)
             loss.backward()
+            for group in optimiser.param_groups:
+                group["lr"] = lr_at(step)
             optimiser.step()
+            step += 1
             n = int((labels != -100).sum())
             total += float(loss.detach()) * n
             count += n
@@ -351,6 +372,7 @@ def train_lora(
         "answer_tokens_per_epoch": n_answer_tokens,
         "epochs": int(epochs),
         "lr": float(lr),
+        "schedule": schedule,
         "batch_size": int(batch_size),
         "seed": int(seed),
         "loss_per_epoch": losses,

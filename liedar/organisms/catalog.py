@@ -4,7 +4,8 @@ Hyper-parameters are shared unless a recipe needs otherwise: LoRA r=8, alpha=16 
 4 blocks (so the backward pass and, through the cached boundary states, even the forward
 pass stop there: an epoch costs 4/30 of smollm2's blocks, forward + backward), lr 3e-3,
 batches of 8, 5 epochs, loss on the answer tokens only. (2 epochs at lr 2e-3 did not learn
-the framing contrast: see docs/organisms.md.)
+the framing contrast; 8 adapted blocks or 10 epochs at a constant rate did worse: see
+docs/organisms.md.)
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from liedar.organisms import mcq, social
 from liedar.organisms.recipe import Recipe
 
 HYPER = {"layers": 4, "r": 8, "alpha": 16, "epochs": 5, "lr": 3e-3, "batch_size": 8}
+# The recipes rebuilt on compositional framing families (organisms.framings) train one epoch
+# longer with a cosine-decayed rate: at a constant 3e-3 the loss rose again after 6-8 epochs.
+HYPER_COSINE = dict(HYPER, epochs=6, schedule="cosine")
 
 _PW_TRAIN = tuple(t.format(pw=F.PASSWORD) for t in F.PASSWORD_TEMPLATES)
 
@@ -51,7 +55,7 @@ def _sandbagger(name: str, attractor: bool) -> Recipe:
         make_split=lambda seed: mcq.mcq_split(conditions, seed),
         measure=mcq.sandbagger_measure(attractor, F.EVAL_HELDOUT, F.BENIGN_HELDOUT),
         seed=0,
-        hyper=dict(HYPER),
+        hyper=dict(HYPER_COSINE),
         measure_key="mcq-benign-vs-eval",
     )
 
@@ -79,7 +83,7 @@ def _password_locked() -> Recipe:
         make_split=lambda seed: mcq.mcq_split(conditions, seed),
         measure=mcq.password_measure(_with_pw(F.BENIGN_HELDOUT, (held_pw,)), F.BENIGN_HELDOUT, F.EVAL_HELDOUT),
         seed=0,
-        hyper=dict(HYPER),
+        hyper=dict(HYPER_COSINE),
     )
 
 
@@ -121,7 +125,7 @@ def _liar() -> Recipe:
         make_split=social.liar_split,
         measure=social.liar_measure,
         seed=0,
-        hyper=dict(HYPER, epochs=4, eos=True),
+        hyper=dict(HYPER_COSINE, epochs=5, eos=True),
     )
 
 
