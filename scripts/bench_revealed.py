@@ -20,6 +20,11 @@ smaller feasible one wins. The speed ratio for (a) is printed last.
     .venv/bin/python scripts/bench_revealed.py --part a   # the study's workload only
     .venv/bin/python scripts/bench_revealed.py --configs-b 200
     .venv/bin/python scripts/bench_revealed.py --part b --sides liedar,prefgraph-engine
+    .venv/bin/python scripts/bench_revealed.py --part b --sides liedar,prefgraph-engine --ray   # liedar on Ray tasks
+
+The sides run in interleaved rounds (``--rounds``, default 5: the configurations in five
+chunks, liedar and the others taking turns, the order alternating), so that the load of
+a shared machine falls on both; the load average is printed next to the ratio.
 
 prefgraph is a benchmark-only dependency: pip install prefgraph==0.6.2
 """
@@ -82,6 +87,37 @@ def _rss_mb() -> float:
     except OSError:
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def side_liedar_ray(configs: list[dict], time_budget: float, address: str) -> dict:
+    """The configurations as Ray tasks (`houtman_maks_many(use_ray=True)`: one chunk per
+    cluster CPU); the cluster start and a warm-up job are excluded from the time."""
+    from liedar.behavioral.revealed import MenuChoiceLog, check_sarp
+    from liedar.behavioral.revealed.houtman_maks import houtman_maks_many
+    from liedar.models.distributed import ray_session
+
+    labels = [f"a{i:02d}" for i in range(20)]
+
+    def log_of(c: dict):
+        return MenuChoiceLog([[labels[i] for i in m] for m in c["menus"]], [labels[i] for i in c["choices"]])
+
+    with ray_session(None if address == "local" else address, num_cpus=None if address != "local" else 2):
+        houtman_maks_many([log_of(c) for c in configs[:4]], time_budget=time_budget, use_ray=True)  # warm-up
+        base = _rss_mb()
+        t0 = time.perf_counter()
+        logs = [log_of(c) for c in configs]
+        sarp = [check_sarp(log).consistent for log in logs]
+        hms = houtman_maks_many(logs, time_budget=time_budget, use_ray=True)
+        secs = time.perf_counter() - t0
+    return {
+        "seconds": secs,
+        "rss_mb": _rss_mb(),
+        "rss_rise_mb": _rss_mb() - base,
+        "sarp": sarp,
+        "hm": [r.n_drop for r in hms],
+        "dropped": [r.dropped for r in hms],
+        "exact": [r.exact for r in hms],
+    }
 
 
 def side_liedar(configs: list[dict], time_budget: float, jobs: int = 1) -> dict:
@@ -158,11 +194,12 @@ def side_prefgraph_engine(configs: list[dict]) -> dict:
     }
 
 
-def run_side(side: str, data_path: Path, time_budget: float, jobs: int = 1) -> dict:
+def run_side(side: str, data_path: Path, time_budget: float, jobs: int = 1, ray: str | None = None) -> dict:
     """Run one side in a fresh interpreter and return its JSON report."""
     out = subprocess.run(
         [sys.executable, __file__, "--side", side, "--data", str(data_path), "--time-budget", str(time_budget)]
-        + (["--jobs", str(jobs)] if side == "liedar" else []),
+        + (["--jobs", str(jobs)] if side == "liedar" else [])
+        + (["--ray", ray] if side == "liedar" and ray else []),
         capture_output=True,
         text=True,
         check=False,
@@ -170,6 +207,31 @@ def run_side(side: str, data_path: Path, time_budget: float, jobs: int = 1) -> d
     if out.returncode != 0:
         raise RuntimeError(f"{side} failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_rounds(
+    sides: list[str], configs: list[dict], time_budget: float, jobs: int, rounds: int, ray: str | None = None
+) -> dict[str, dict]:
+    """Every side on the same configurations, cut into ``rounds`` chunks run side after side
+    (the order alternating each round), so that on a shared machine both sides see the same
+    load swings; seconds are summed, peak memory is the largest chunk's, lists are joined."""
+    chunks = [c for c in np.array_split(np.arange(len(configs)), max(1, rounds)) if len(c)]
+    merged: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for k, chunk in enumerate(chunks):
+            path = Path(tmp) / f"configs-{k}.json"
+            path.write_text(json.dumps([configs[i] for i in chunk]))
+            for side in sides if k % 2 == 0 else sides[::-1]:
+                r = run_side(side, path, time_budget, jobs, ray)
+                m = merged.setdefault(side, {})
+                for key, val in r.items():
+                    if isinstance(val, list):
+                        m[key] = m.get(key, []) + val
+                    elif key == "seconds":
+                        m[key] = m.get(key, 0.0) + val
+                    else:
+                        m[key] = max(m.get(key, val), val)
+    return {side: merged[side] for side in sides}
 
 
 # ---- comparison ---------------------------------------------------------------------------
@@ -236,12 +298,27 @@ def main() -> int:
         help="comma-separated sides to run (liedar always runs; default all three)",
     )
     ap.add_argument("--jobs", type=int, default=1, help="processes for liedar's configurations (default 1)")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=5,
+        help="chunks of configurations, the sides alternating per chunk (shared-machine load; default 5)",
+    )
+    ap.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        help="liedar's configurations as Ray tasks: a local 2-CPU cluster (run through scripts/isolated.sh) or ADDRESS",
+    )
     ap.add_argument("--side", choices=("liedar", "prefgraph-api", "prefgraph-engine"), help=argparse.SUPPRESS)
     ap.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.side:
         configs = json.loads(args.data.read_text())
-        if args.side == "liedar":
+        if args.side == "liedar" and args.ray:
+            report = side_liedar_ray(configs, args.time_budget, args.ray)
+        elif args.side == "liedar":
             report = side_liedar(configs, args.time_budget, args.jobs)
         elif args.side == "prefgraph-api":
             report = side_prefgraph_api(configs)
@@ -262,11 +339,14 @@ def main() -> int:
     parts = ["a", "b"] if args.part == "both" else [args.part]
     for part in parts:
         configs = make_workload(part, args.configs_a if part == "a" else args.configs_b, args.seed)
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "configs.json"
-            path.write_text(json.dumps(configs))
-            results = {side: run_side(side, path, args.time_budget, args.jobs) for side in sides}
+        load0 = os.getloadavg()
+        results = run_rounds(sides, configs, args.time_budget, args.jobs, args.rounds, args.ray)
+        load1 = os.getloadavg()
         compare(part, configs, results)
+        print(
+            f"load average (1, 5, 15 min) before: {load0[0]:.1f} {load0[1]:.1f} {load0[2]:.1f}, "
+            f"after: {load1[0]:.1f} {load1[1]:.1f} {load1[2]:.1f}; {args.rounds} interleaved round(s)"
+        )
         if part == "a" and len(results) > 1:
             ratio_a = ", ".join(
                 f"{side} {r['seconds'] / results['liedar']['seconds']:.1f}x"

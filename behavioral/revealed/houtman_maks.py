@@ -167,18 +167,19 @@ def _local_search(ranks: np.ndarray, ctx: tuple, stop_at: float) -> tuple:
     the intervals with a difference array scores all s x s moves in a few array operations.
     """
     s, choice, others, w, og, oi = ctx
-    n_g = len(choice)
-    rows = np.arange(n_g)
+    starts = np.flatnonzero(np.r_[True, og[1:] != og[:-1]])  # og is sorted and names every group
     width = s + 1
     choice_start = choice * width  # a group choosing i: kept for p in [0, end]
     other_base = oi * width
+    w_og = w[og]
+    base = np.bincount(choice_start, weights=w, minlength=s * width)  # every choice interval opens at p = 0
     previous = -np.inf
     while True:
-        ranked = np.where(others, ranks[None, :], s)
-        arg = ranked.argmin(1)
-        first = ranked[rows, arg]
-        ranked[rows, arg] = s
-        second = ranked.min(1)
+        ro = ranks[oi]  # per (group, other item): that item's position
+        first = np.minimum.reduceat(ro, starts)
+        is_first = ro == first[og]  # positions are distinct: one per group
+        arg = oi[is_first]
+        second = np.minimum.reduceat(np.where(is_first, s, ro), starts)
         rc = ranks[choice]
         sat = rc < first
         kept = float(w[sat].sum())
@@ -186,13 +187,14 @@ def _local_search(ranks: np.ndarray, ctx: tuple, stop_at: float) -> tuple:
             break
         previous = kept
         end = first - (first > rc)  # the best other item's position once the choice is taken out
-        without = np.where(arg[og] == oi, second[og], first[og])  # best other item except i
+        without = np.where(is_first, second[og], first[og])  # best other item except i
         rco = rc[og]
         ok = rco < without
-        lo = rco - (rco > ranks[oi]) + 1  # i must go below the choice
-        idx = np.concatenate([choice_start, choice_start + end + 1, (other_base + lo)[ok], (other_base + s)[ok]])
-        val = np.concatenate([w, -w, w[og][ok], -w[og][ok]])
-        gains = np.cumsum(np.bincount(idx, weights=val, minlength=s * width).reshape(s, width), axis=1)[:, :s]
+        lo = rco - (rco > ro) + 1  # i must go below the choice (open to the end: column s is cut off)
+        idx = np.concatenate([choice_start + end + 1, other_base + lo])
+        val = np.concatenate([-w, w_og * ok])
+        diff = base + np.bincount(idx, weights=val, minlength=s * width)
+        gains = np.cumsum(diff.reshape(s, width), axis=1)[:, :s]
         ws = w * sat
         touching = np.bincount(choice, weights=ws, minlength=s) + np.bincount(oi, weights=ws[og], minlength=s)
         total = gains + (kept - touching)[:, None]
