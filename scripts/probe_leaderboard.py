@@ -252,7 +252,8 @@ def run_model(name: str, tiu: StatementSet, builtin: StatementSet, args) -> dict
     backend = models.load(name, backend="transformers", n_threads=args.threads)
     layers = list(range(0, backend.n_layers + 2))
     recipes = [RECIPES[r] for r in args.recipes]
-    needed = sorted({(r.read, r.position) for r in recipes} | {("prompt-plain", "last"), ("prompt-chat", "last")})
+    slots = {("prompt-plain", "last"), ("prompt-chat", "last")} if args.slot_baselines else set()
+    needed = sorted({(r.read, r.position) for r in recipes} | slots)
     acts: dict = {}
     for read, pos in needed:
         acts[(read, pos)] = tuple(
@@ -266,6 +267,8 @@ def run_model(name: str, tiu: StatementSet, builtin: StatementSet, args) -> dict
         ("loglik-prompt-plain", "prompt-plain", PLAIN_ANSWERS),
         ("loglik-prompt-chat", "prompt-chat", CHAT_ANSWERS),
     ):
+        if not args.slot_baselines:
+            continue
         try:
             baselines[bname] = tuple(answer_logodds(backend, X[:, -1], answers) for X in acts[(read, "last")])
         except InputError as exc:  # e.g. an answer that is two tokens for this model: say so, keep going
@@ -345,6 +348,12 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--cache-dir", default=None, help="where log-likelihood scores are cached (default: liedar cache)")
     ap.add_argument("--output", default="results/probe-leaderboard.json")
+    ap.add_argument(
+        "--no-slot-baselines",
+        dest="slot_baselines",
+        action="store_false",
+        help="skip the answer-slot log-likelihood baselines (and their template extractions)",
+    )
     ap.add_argument(
         "--no-roleplay",
         dest="roleplay",
