@@ -43,6 +43,7 @@ from liedar.behavioral.revealed.orderings import above_matrix, pair_index, rank_
 from liedar.behavioral.revealed.sarp import _shortest_cycle_through, is_acyclic, revealed_relation, transitive_closure
 
 ENUMERATE_UP_TO = 6
+SMALL_LOG = 64  # observations; shorter logs build their sub-problems on Python integers
 
 
 @dataclass
@@ -364,6 +365,28 @@ def _menu_matrix(masks: list[int], n: int) -> np.ndarray:
     return np.array([[m >> i & 1 for i in range(n)] for m in masks], dtype=bool)
 
 
+def _component_groups_small(
+    comp: int, n: int, obs: list[tuple[int, int, int]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`_component_groups` on Python integers: faster than array set-up for short logs."""
+    items = [i for i in range(n) if comp >> i & 1]
+    local = {item: k for k, item in enumerate(items)}
+    groups: dict[tuple[int, int], int] = {}
+    members, inverse = [], []
+    for row, (_, c, mask) in enumerate(obs):
+        inner = mask & comp & ~(1 << c)
+        if comp >> c & 1 and inner:
+            members.append(row)
+            inverse.append(groups.setdefault((c, inner), len(groups)))
+    keys = list(groups)
+    choice = np.array([local[c] for c, _ in keys], dtype=np.int64)
+    others = np.array([[inner >> it & 1 for it in items] for _, inner in keys], dtype=bool).reshape(
+        len(keys), len(items)
+    )
+    weight = np.bincount(np.array(inverse, dtype=np.int64), minlength=len(keys)).astype(np.int64)
+    return choice, others, weight, np.array(members, dtype=np.int64), np.array(inverse, dtype=np.int64)
+
+
 def _component_groups(
     comp: int, n: int, obs_choice: np.ndarray, menu: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -408,12 +431,17 @@ def houtman_maks(log: MenuChoiceLog, include_parse_fail: bool = False, time_budg
     comps = cyclic_components(adj)
     dropped: list[int] = []
     lower, exact, notes, methods, largest = 0, True, [], set(), 0
+    small = len(obs) <= SMALL_LOG
     if comps:
         obs_id = np.array([i for i, _, _ in obs], dtype=np.int64)
-        obs_choice = np.array([c for _, c, _ in obs], dtype=np.int64)
-        menu = _menu_matrix([m for _, _, m in obs], log.n_actions)
+        if not small:
+            obs_choice = np.array([c for _, c, _ in obs], dtype=np.int64)
+            menu = _menu_matrix([m for _, _, m in obs], log.n_actions)
     for comp in comps:
-        choice, others, weight, members, inverse = _component_groups(comp, log.n_actions, obs_choice, menu)
+        if small:
+            choice, others, weight, members, inverse = _component_groups_small(comp, log.n_actions, obs)
+        else:
+            choice, others, weight, members, inverse = _component_groups(comp, log.n_actions, obs_choice, menu)
         s = others.shape[1]
         largest = max(largest, s)
         if s <= ENUMERATE_UP_TO:

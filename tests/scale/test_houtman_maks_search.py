@@ -137,3 +137,29 @@ def test_components_wider_than_int64_bit_rows():
     choice, others, weight, members, inverse = groups_wide
     assert others.shape == (n, n) and weight.tolist() == [1] * n
     assert all(others[inverse[k], (choice[inverse[k]] + 1) % n] for k in range(n))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(3, 9), n_menus=st.integers(2, 60))
+def test_short_and_long_log_sub_problems_agree(seed, n, n_menus):
+    """The Python-integer grouping (short logs) and the array one give the same groups."""
+    rng = np.random.default_rng(seed)
+    labels = [f"x{i}" for i in range(n)]
+    menus = [list(rng.choice(labels, size=int(rng.integers(2, min(4, n) + 1)), replace=False)) for _ in range(n_menus)]
+    log = MenuChoiceLog(menus, [str(rng.choice(m)) for m in menus])
+    obs = log.revealed_observations(False)
+    from liedar.behavioral.revealed.sarp import revealed_relation
+
+    oc = np.array([c for _, c, _ in obs], dtype=np.int64)
+    menu = hm._menu_matrix([m for _, _, m in obs], n)
+    for comp in hm.cyclic_components(revealed_relation(n, obs)):
+        a = hm._component_groups_small(comp, n, obs)
+        b = hm._component_groups(comp, n, oc, menu)
+
+        def canon(out):
+            choice, others, weight, members, inverse = out
+            rows = {int(m): (int(choice[g]), tuple(others[g].tolist())) for m, g in zip(members, inverse)}
+            groups = sorted((int(c), tuple(o.tolist()), int(w)) for c, o, w in zip(choice, others, weight))
+            return rows, groups
+
+        assert canon(a) == canon(b)
