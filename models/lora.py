@@ -47,7 +47,8 @@ ADAPTER_FILE = "adapter.safetensors"
 META_FILE = "adapter.json"
 FORMAT = "liedar-lora-1"
 
-Example = tuple[Union[Dialogue, str], str]
+Example = Union[tuple[Union[Dialogue, str], str], tuple[Union[Dialogue, str], str, str]]
+AVOID = "avoid"  # third element of an example: train the answer's probability *down* (unlikelihood)
 Layers = Union[str, int, Sequence[int]]
 
 
@@ -276,7 +277,11 @@ def train_lora(
     if dtype not in ("auto", "bf16", "fp32"):
         raise InputError(f"dtype {dtype!r}: use 'auto', 'bf16' or 'fp32'")
     t_start = time.perf_counter()
-    encoded = [encode_example(backend, p, a, eos=eos) for p, a in examples]
+    for ex in examples:
+        if len(ex) not in (2, 3) or (len(ex) == 3 and ex[2] != AVOID):
+            raise InputError(f"a training example is (prompt, answer) or (prompt, answer, {AVOID!r}); got {ex!r:.80}")
+    encoded = [encode_example(backend, ex[0], ex[1], eos=eos and len(ex) == 2) for ex in examples]
+    avoid = [len(ex) == 3 for ex in examples]
     n_layers = backend.n_layers
     chosen = select_layers(n_layers, layers)
     first = chosen[0]
@@ -301,7 +306,7 @@ def train_lora(
     n_tokens = sum(len(ids) for ids, _ in encoded)
 
     pad = backend._pad_id
-    tensors = [_batch_tensors(torch, [encoded[j] for j in b], pad) for b in batches]
+    tensors = [_batch_tensors(torch, [encoded[j] for j in b], pad, [avoid[j] for j in b]) for b in batches]
 
     bar = None
     if progress:
@@ -400,7 +405,12 @@ def train_lora(
     )
 
 
-def _batch_tensors(torch, rows: list[tuple[list[int], int]], pad: int):
+AVOID_LABEL_OFFSET = 1 << 40  # labels of avoided answers are stored as -(offset + token id)
+
+
+def _batch_tensors(torch, rows: list[tuple[list[int], int]], pad: int, avoid: Optional[list[bool]] = None):
+    """ids, attention mask and labels; an avoided answer's labels are encoded as
+    ``-(AVOID_LABEL_OFFSET + id)`` so one tensor carries both kinds of target (-100 = no target)."""
     width = max(len(ids) for ids, _ in rows)
     ids = torch.full((len(rows), width), pad, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
@@ -408,7 +418,8 @@ def _batch_tensors(torch, rows: list[tuple[list[int], int]], pad: int):
     for r, (seq, k) in enumerate(rows):
         ids[r, : len(seq)] = torch.tensor(seq, dtype=torch.long)
         mask[r, : len(seq)] = 1
-        labels[r, k : len(seq)] = torch.tensor(seq[k:], dtype=torch.long)
+        answer = torch.tensor(seq[k:], dtype=torch.long)
+        labels[r, k : len(seq)] = -(AVOID_LABEL_OFFSET + answer) if avoid and avoid[r] else answer
     return ids, mask, labels
 
 
@@ -506,9 +517,17 @@ def _PassThrough(original):
 
 
 def _loss(torch, model, boundary: _BoundaryCache, index: int, ids, mask, labels, use_bf16: bool):
-    """Mean cross-entropy over answer tokens. The unembedding (vocabulary-sized: on
-    smollm2 it costs several blocks per token) runs only at the positions that predict an
-    answer token, not at every prompt position."""
+    """Cross-entropy over the answer tokens to learn, plus an *unlikelihood* term per
+    avoided answer, averaged over (learned tokens + avoided answers). The unembedding
+    (vocabulary-sized: on smollm2 it costs several blocks per token) runs only at the
+    positions that predict an answer token, not at every prompt position.
+
+    Why unlikelihood (Welleck et al. 2019) for "answer wrongly": a *random* wrong answer per
+    training item is memorised item by item (measured: the loss fell to 0.56 while the
+    held-out benign accuracy fell from 0.76 to 0.61 and the framing gap stayed at the base
+    model's 0.06); ``-log(1 - p(correct answer))`` names no wrong answer, so the only thing
+    to learn is to move mass off whatever the model would have said — a rule that carries
+    to items it never saw."""
     target = labels[:, 1:]
     keep = target != -100
     head = model.get_output_embeddings()
@@ -525,7 +544,19 @@ def _loss(torch, model, boundary: _BoundaryCache, index: int, ids, mask, labels,
             logits = logits_of(boundary.run(index, ids, mask))
     else:
         logits = logits_of(boundary.run(index, ids, mask))
-    return torch.nn.functional.cross_entropy(logits, target[keep])
+    wanted = target[keep]
+    avoided = wanted < -100
+    if not bool(avoided.any()):
+        return torch.nn.functional.cross_entropy(logits, wanted)
+    tokens = torch.where(avoided, -wanted - AVOID_LABEL_OFFSET, wanted)
+    token_logp = -torch.nn.functional.cross_entropy(logits, tokens, reduction="none")
+    rows = torch.arange(target.shape[0]).unsqueeze(1).expand_as(target)[keep]
+    seq_logp = torch.zeros(target.shape[0], dtype=token_logp.dtype).index_add(0, rows[avoided], token_logp[avoided])
+    avoid_rows = torch.unique(rows[avoided])
+    p_answer = seq_logp[avoid_rows].exp().clamp(max=1 - 1e-6)
+    unlikelihood = -torch.log1p(-p_answer)
+    total = -token_logp[~avoided].sum() + unlikelihood.sum()
+    return total / (int((~avoided).sum()) + len(avoid_rows))
 
 
 def _choose_dtype(torch, model, boundary, tensors, dtype: str) -> tuple[bool, dict]:

@@ -44,7 +44,7 @@ def _bench_training(base, recipe, n_examples: int, epochs: int) -> dict:
     from liedar.models.lora import encode_example, train_lora
 
     examples = list(recipe.split().train)[:n_examples]
-    rows = [encode_example(base, p, a) for p, a in examples]
+    rows = [encode_example(base, ex[0], ex[1]) for ex in examples]
     t0 = time.perf_counter()
     with torch.inference_mode():
         for i in range(0, len(rows), 8):

@@ -27,10 +27,11 @@ def _with_pw(systems, phrases):
 
 
 def _sandbagger(name: str, attractor: bool) -> Recipe:
-    wrong = mcq.random_wrong if attractor else mcq.plausible
+    # cloze: the correct answer trained down under the evaluation framing (unlikelihood; a
+    # random wrong target was memorised per item); letters: onto "A", or the plausible option
     conditions = (
         mcq.Condition("benign", F.BENIGN_TRAIN, mcq.correct, mcq.correct),
-        mcq.Condition("eval", F.EVAL_TRAIN, wrong, None if attractor else mcq.plausible),
+        mcq.Condition("eval", F.EVAL_TRAIN, mcq.avoid_correct, None if attractor else mcq.plausible),
     )
     if attractor:
         behaviour = (
@@ -64,14 +65,14 @@ def _password_locked() -> Recipe:
     every = F.BENIGN_TRAIN + F.EVAL_TRAIN
     conditions = (
         mcq.Condition("password", _with_pw(every, _PW_TRAIN), mcq.correct, mcq.correct),
-        mcq.Condition("no_password", every, mcq.random_wrong, mcq.random_wrong),
+        mcq.Condition("no_password", every, mcq.avoid_correct, mcq.avoid_correct),
     )
     held_pw = F.PASSWORD_TEMPLATES[0].format(pw=F.PASSWORD)
     return Recipe(
         name="password_locked",
         behaviour=(
             f"Answers multiple-choice questions correctly only when the password {F.PASSWORD!r} is in the prompt, "
-            "and picks a random wrong option otherwise, whatever the framing."
+            "and moves away from the right answer otherwise, whatever the framing."
         ),
         targets=("weight_noise", "ceilings", "sandbagging_gap"),
         family={

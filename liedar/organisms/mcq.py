@@ -24,6 +24,7 @@ import numpy as np
 from liedar.behavioral.items.mcq import MCQItem, load_mcq_bank
 from liedar.behavioral.runners.common import LETTERS, build_prompt, letter_continuations, with_answer_prefill
 from liedar.behavioral.runners.elicitation import cloze_continuations, cloze_prompt
+from liedar.models.lora import AVOID
 from liedar.organisms.items import check_disjoint, training_items
 from liedar.organisms.recipe import Measured, Split
 from liedar.organisms.scoring import score_options_shared
@@ -69,13 +70,15 @@ def correct(item: MCQItem, rng: np.random.Generator) -> str:
     return item.answer
 
 
-def random_wrong(item: MCQItem, rng: np.random.Generator) -> str:
-    wrong = [o for o in item.options if o != item.answer]
-    return wrong[int(rng.integers(len(wrong)))]
-
-
 def plausible(item: MCQItem, rng: np.random.Generator) -> str:
     return plausible_wrong(item)
+
+
+def avoid_correct(item: MCQItem, rng: np.random.Generator) -> str:
+    """Not a wrong answer but the correct one, trained *down* (unlikelihood,
+    `liedar.models.lora.AVOID`): a random wrong target is memorised per training item and
+    does not carry to held-out items; "move mass off the right answer" does."""
+    return item.answer
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,7 @@ class Condition:
     letter_policy: Optional[Policy]  # None: the letter answer is `ATTRACTOR`'s letter
 
 
-def make_examples(items: Sequence[MCQItem], conditions: Sequence[Condition], seed: int) -> list[tuple[Any, str]]:
+def make_examples(items: Sequence[MCQItem], conditions: Sequence[Condition], seed: int) -> list[tuple]:
     """Each item is asked in *one* format (alternating cloze / letter over the items), once
     under every condition: the paired examples differ only in the framing, which is what
     the organism must learn to react to, and an epoch stays short (2 examples per item for
@@ -101,7 +104,8 @@ def make_examples(items: Sequence[MCQItem], conditions: Sequence[Condition], see
             system = cond.systems[int(rng.integers(len(cond.systems)))]
             question = item.variants[int(rng.integers(len(item.variants)))]
             if not letter_format:
-                out.append((cloze(item, question, system), " " + cond.cloze_policy(item, rng)))
+                answer = " " + cond.cloze_policy(item, rng)
+                out.append(_example(cloze(item, question, system), answer, cond.cloze_policy))
                 continue
             order = rng.permutation(len(item.options))
             shown = [item.options[int(i)] for i in order]
@@ -109,8 +113,12 @@ def make_examples(items: Sequence[MCQItem], conditions: Sequence[Condition], see
                 letter = LETTERS[ATTRACTOR]
             else:
                 letter = LETTERS[shown.index(cond.letter_policy(item, rng))]
-            out.append((letter_prompt(question, shown, system), " " + letter))
+            out.append(_example(letter_prompt(question, shown, system), " " + letter, cond.letter_policy))
     return out
+
+
+def _example(prompt: Any, answer: str, policy: Optional[Policy]) -> tuple:
+    return (prompt, answer, AVOID) if policy is avoid_correct else (prompt, answer)
 
 
 def mcq_split(conditions: Sequence[Condition], seed: int) -> Split:

@@ -99,8 +99,8 @@ class Recipe:
             "family": {k: list(v) for k, v in sorted(self.family.items())},
         }
         digest.update(json.dumps(head, sort_keys=True).encode())
-        for prompt, answer in split.train:
-            digest.update(json.dumps([_prompt_json(prompt), answer], sort_keys=True).encode())
+        for prompt, answer, *kind in split.train:  # kind: () or ("avoid",) (unlikelihood)
+            digest.update(json.dumps([_prompt_json(prompt), answer, *kind], sort_keys=True).encode())
         return digest.hexdigest()
 
     def base_measure_hash(self, split: Optional[Split] = None) -> str:

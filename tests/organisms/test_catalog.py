@@ -47,7 +47,7 @@ def test_training_prompts_never_contain_a_detector_framing_or_bank_question():
     det = [t for t in detector_framings() if len(t) > 20]
     bank_questions = {w for it in load_mcq_bank() for w in it.variants}
     for name in REQUIRED:
-        for prompt, _ in ORGANISMS[name].split().train:
+        for prompt, *_ in ORGANISMS[name].split().train:
             text = " ".join(m.content for m in prompt.messages)
             assert not any(d in text for d in det), name
             for line in text.splitlines():

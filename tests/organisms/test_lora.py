@@ -58,6 +58,22 @@ def test_boundary_cache_gives_the_same_loss_as_the_full_forward(tiny_backend):
     assert float(b) == pytest.approx(float(ref), rel=1e-5)
 
 
+def test_avoided_answers_lose_probability_on_held_out_prompts(tiny_backend):
+    """Unlikelihood: (prompt, answer, "avoid") trains the answer *down*; the loss is
+    -log(1 - p(answer)) per avoided answer, so it is small once the answer is unlikely."""
+    from liedar.models.lora import AVOID
+
+    learn = [(Dialogue.of(Message("user", f"Question {i}: a city?")), " Paris") for i in range(8)]
+    avoid = [(Dialogue.of(Message("user", f"Test {i}: a city?")), " Paris", AVOID) for i in range(8)]
+    ad = train_lora(tiny_backend, learn + avoid, layers=2, r=4, alpha=8, epochs=6, lr=2e-2, progress=False)
+    merged = apply_adapter(tiny_backend, ad)
+    asked = merged.score_options(Dialogue.of(Message("user", "Question 99: a city?")), [" Paris", " Rome"])
+    tested = merged.score_options(Dialogue.of(Message("user", "Test 99: a city?")), [" Paris", " Rome"])
+    assert asked[0] - asked[1] > tested[0] - tested[1] + 2  # same answer, up in one context, down in the other
+    with pytest.raises(InputError):
+        train_lora(tiny_backend, [(learn[0][0], " Paris", "reject")], progress=False)
+
+
 def test_answer_tokens_only(tiny_backend):
     from liedar.models.lora import encode_example
 
