@@ -228,12 +228,14 @@ def _conflict_bound(choice: np.ndarray, others: np.ndarray, weight: np.ndarray) 
     if len(active):
         sub = others[np.ix_(active, choice[active])]  # sub[x, y]: y's choice is in x's menu
         xs, ys = np.nonzero(sub & sub.T)
-        deg = np.bincount(xs, minlength=len(active))
-        order = np.lexsort((ys, deg[ys], xs))  # each group's partners, least-conflicted first
-        partners = np.split(ys[order], np.cumsum(deg)[:-1])
+        degree = np.bincount(xs, minlength=len(active))
+        order = np.lexsort((ys, degree[ys], xs))  # each group's partners, least-conflicted first
+        flat = ys[order].tolist()
+        ends = np.cumsum(degree).tolist()
+        deg = degree.tolist()
         cap = capacity[active].tolist()
-        for x in np.argsort(deg, kind="stable").tolist():
-            for y in partners[x].tolist():
+        for x in np.argsort(degree, kind="stable").tolist():
+            for y in flat[ends[x] - deg[x] : ends[x]]:
                 if cap[x] <= 0:
                     break
                 flow = min(cap[x], cap[y])

@@ -128,6 +128,9 @@ class MenuChoiceLog:
         With ``include_parse_fail`` an answer naming an off-menu action ``x`` counts as ``x``
         chosen from ``menu ∪ {x}``; an answer naming nothing reveals nothing either way.
         """
+        memo = self.__dict__.setdefault("_revealed", {})  # the log never changes after __init__
+        if include_parse_fail in memo:
+            return list(memo[include_parse_fail])
         out = []
         for i, (mask, c) in enumerate(zip(self.menu_masks, self.choice_index)):
             if c < 0:
@@ -136,6 +139,7 @@ class MenuChoiceLog:
                 out.append((i, c, mask))
             elif include_parse_fail:
                 out.append((i, c, mask | (1 << c)))
+        memo[include_parse_fail] = tuple(out)
         return out
 
     def to_stochastic(self) -> "StochasticChoiceLog":
