@@ -259,10 +259,11 @@ def run_model(name: str, tiu: StatementSet, builtin: StatementSet, args) -> dict
         acts[(read, pos)] = tuple(
             cached_hidden_states(backend, read_inputs(read, S), layers, pos, progress=True) for S in (tiu, builtin)
         )
-    baselines = {
-        "loglik-statement": tuple(statement_loglik(backend, S, Path(args.cache_dir)) for S in (tiu, builtin)),
-    }
-    skipped = {}
+    baselines, skipped = {}, {}
+    if args.statement_baseline:
+        baselines["loglik-statement"] = tuple(
+            statement_loglik(backend, S, Path(args.cache_dir)) for S in (tiu, builtin)
+        )
     for bname, read, answers in (
         ("loglik-prompt-plain", "prompt-plain", PLAIN_ANSWERS),
         ("loglik-prompt-chat", "prompt-chat", CHAT_ANSWERS),
@@ -348,6 +349,12 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--cache-dir", default=None, help="where log-likelihood scores are cached (default: liedar cache)")
     ap.add_argument("--output", default="results/probe-leaderboard.json")
+    ap.add_argument(
+        "--no-statement-baseline",
+        dest="statement_baseline",
+        action="store_false",
+        help="skip the statement log-likelihood baseline (slow on large-vocabulary models)",
+    )
     ap.add_argument(
         "--no-slot-baselines",
         dest="slot_baselines",
