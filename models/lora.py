@@ -559,6 +559,18 @@ def _loss(torch, model, boundary: _BoundaryCache, index: int, ids, mask, labels,
     return total / (int((~avoided).sum()) + len(avoid_rows))
 
 
+def _cpu_has_bf16() -> bool:
+    """Whether the CPU advertises native bf16 arithmetic (Linux flags; elsewhere assume yes
+    and let the timing decide). Advertised is not usable (AMX on some VMs): the timing
+    below still decides when the flag is there."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            flags = next((line for line in f if line.startswith("flags")), "")
+    except OSError:
+        return True
+    return not flags or "avx512_bf16" in flags or "amx_bf16" in flags
+
+
 def _choose_dtype(torch, model, boundary, tensors, dtype: str) -> tuple[bool, dict]:
     """Time one forward + backward of the largest batch in fp32 and bf16 autocast (the
     gradients are discarded) and keep the faster, unless the caller chose.
@@ -568,6 +580,8 @@ def _choose_dtype(torch, model, boundary, tensors, dtype: str) -> tuple[bool, di
     when the first was not already more than twice as slow as fp32."""
     if dtype != "auto":
         return dtype == "bf16", {"chosen_by": "caller"}
+    if not _cpu_has_bf16():
+        return False, {"chosen_by": "cpu flags: no avx512_bf16 / amx_bf16, so bf16 is emulated (not timed)"}
     index = max(range(len(tensors)), key=lambda i: tensors[i][0].numel())
     ids, mask, labels = tensors[index]
     timing: dict[str, Any] = {"chosen_by": "measured"}
