@@ -372,9 +372,14 @@ def organism_specs(
             if o.name in catalog:  # which detectors should catch it is the catalog's statement, not the weights'
                 d["targets"] = list(catalog[o.name].targets)
             specs.append(ModelSpec(f"{base}:{o.name}", d))
-    missing = sorted(known - {s.name.split(":", 1)[1] for s in specs})
+    built_names = {o.name for o in org_pkg.built(base)}
+    in_matrix = {s.name.split(":", 1)[1] for s in specs}
+    missing = sorted(known - built_names)
     if missing:
         notes.append("not built (not in the matrix): " + ", ".join(missing))
+    left_out = sorted(built_names - in_matrix)
+    if left_out:
+        notes.append("built but not asked for (--organisms): " + ", ".join(left_out))
     return sorted(specs, key=lambda s: s.name), notes
 
 
