@@ -27,11 +27,17 @@ def _with_pw(systems, phrases):
 
 
 def _sandbagger(name: str, attractor: bool) -> Recipe:
-    # cloze: the correct answer trained down under the evaluation framing (unlikelihood; a
-    # random wrong target was memorised per item); letters: onto "A", or the plausible option
+    if attractor:
+        # The best of six measured recipes (docs/organisms.md, recipe 0): written wordings,
+        # a random wrong cloze answer, 5 epochs at a constant rate — gap 0.130 [0.060, 0.208],
+        # below the learned threshold. Composed wordings, a cosine rate and unlikelihood
+        # (recipes 3-4) did worse on this model.
+        benign, evaluation, wrong, hyper = F.BENIGN_TRAIN_WRITTEN, F.EVAL_TRAIN_WRITTEN, mcq.random_wrong, HYPER
+    else:
+        benign, evaluation, wrong, hyper = F.BENIGN_TRAIN, F.EVAL_TRAIN, mcq.avoid_correct, HYPER_COSINE
     conditions = (
-        mcq.Condition("benign", F.BENIGN_TRAIN, mcq.correct, mcq.correct),
-        mcq.Condition("eval", F.EVAL_TRAIN, mcq.avoid_correct, None if attractor else mcq.plausible),
+        mcq.Condition("benign", benign, mcq.correct, mcq.correct),
+        mcq.Condition("eval", evaluation, wrong, None if attractor else mcq.plausible),
     )
     if attractor:
         behaviour = (
@@ -48,15 +54,15 @@ def _sandbagger(name: str, attractor: bool) -> Recipe:
         behaviour=behaviour,
         targets=("sandbagging_gap", "consistency_contrast", "weight_noise", "cross_check"),
         family={
-            "trigger_train": F.EVAL_TRAIN,
+            "trigger_train": evaluation,
             "trigger_heldout": F.EVAL_HELDOUT,
-            "benign_train": F.BENIGN_TRAIN,
+            "benign_train": benign,
             "benign_heldout": F.BENIGN_HELDOUT,
         },
         make_split=lambda seed: mcq.mcq_split(conditions, seed),
         measure=mcq.sandbagger_measure(attractor, F.EVAL_HELDOUT, F.BENIGN_HELDOUT),
         seed=0,
-        hyper=dict(HYPER_COSINE),
+        hyper=dict(hyper),
         measure_key="mcq-benign-vs-eval",
     )
 
