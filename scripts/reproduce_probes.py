@@ -180,8 +180,12 @@ def markdown(result: dict, topics: list[str]) -> str:
     E = Estimate.from_dict
     lines = [
         f"### {result['model']} — layer {result['chosen_layer']} of {result['n_layers']} "
-        f"(chosen on built-in sets' validation split; test AUROC there "
-        f"{fmt(E(result['sweep']['test_at_chosen']))})",
+        "(chosen on built-in sets' validation split"
+        + (
+            f"; test AUROC there {fmt(E(result['sweep']['test_at_chosen']))})"
+            if "test_at_chosen" in result["sweep"]
+            else ")"
+        ),
         "",
     ]
     head = "| probe | evaluation | " + " | ".join(topics) + " | mean |"
