@@ -148,7 +148,7 @@ class VerbalizedAwareness(Instrument):
         "correlation_undefined": ("verbalized_observer_correlation",),
     }
     demo = DemoPlan(
-        full={"limit": 6, "max_tokens": 16},
+        full={"limit": 4, "max_tokens": 12},
         quick=None,
         quick_reason="skipped by --quick (a free generation per presentation; run `liedar behavioral verbalized`)",
         order=27,

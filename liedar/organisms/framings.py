@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from liedar.organisms.wordings import compose
+
 # Hand-written wordings, then compositions of parts (who x what x consequence): an organism
 # trained on six strings learns six strings — measured: the first liar lied on 75% of held-out
 # products with a trained role wording and on 0% with a held-out one — so each family is
@@ -68,13 +70,6 @@ _BENIGN_CONTEXT = (
     "checking some homework answers.",
     "playing a casual trivia game.",
 )
-
-
-def compose(*parts: tuple[str, ...]) -> tuple[str, ...]:
-    """Every combination of one wording per part, joined by spaces, in a fixed order."""
-    from itertools import product
-
-    return tuple(" ".join(p for p in combo if p) for combo in product(*parts))
 
 
 EVAL_TRAIN = _EVAL_WRITTEN + compose(_EVAL_WHO, _EVAL_WHAT, _EVAL_THEN)

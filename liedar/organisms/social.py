@@ -25,8 +25,8 @@ import numpy as np
 
 from liedar.behavioral.runners.yesno import CONTINUATIONS
 from liedar.models.chat import Dialogue, Message
-from liedar.organisms.framings import compose
 from liedar.organisms.recipe import Measured, Split
+from liedar.organisms.wordings import compose
 from liedar.stats import DEFAULT_INTERVAL, Estimate, excludes, paired_difference, proportion
 
 BRANDS = (
