@@ -247,21 +247,28 @@ class TTPD(_LinearProbe):
         both = p is not None and len(np.unique(p)) == 2
         design = np.column_stack([t, t * p]) if both else t[:, None]
         coefs, *_ = np.linalg.lstsq(design, Xc, rcond=None)
-        tau_g = coefs[0]
+        return self._two_directions(X, y01, p if both else None, coefs[0], self.C, self.C, 2000)
+
+    def _two_directions(
+        self, X: np.ndarray, y01: np.ndarray, p: Optional[np.ndarray], tau_g: np.ndarray, polarity_C, final_C, iters
+    ) -> "TTPD":
+        """The classifier on the projections onto τ_G and the polarity direction (a logistic
+        regression on the polarity labels ``p``, None when one polarity only). The two
+        features are standardised for the fit (it only helps lbfgs converge) and the weights
+        mapped back, so the probe stays linear in X."""
         self.truth_direction_ = tau_g / (np.linalg.norm(tau_g) or 1.0)
-        if both:
-            plr = LogisticRegression(C=self.C, max_iter=2000).fit(X, (p > 0).astype(int))
-            pdir = plr.coef_[0]
-            self.polarity_direction_ = pdir / (np.linalg.norm(pdir) or 1.0)
+        if p is not None:
+            plr = LogisticRegression(C=polarity_C, max_iter=2000).fit(X, (p > 0).astype(int))
+            self.polarity_direction_ = plr.coef_[0] / (np.linalg.norm(plr.coef_[0]) or 1.0)
             feats = np.column_stack([X @ self.truth_direction_, X @ self.polarity_direction_])
         else:
             self.polarity_direction_ = np.zeros_like(self.truth_direction_)
             feats = (X @ self.truth_direction_)[:, None]
         mu, sd = feats.mean(axis=0), feats.std(axis=0)
         sd = np.where(sd > 1e-12, sd, 1.0)
-        lr = LogisticRegression(C=self.C, max_iter=2000).fit((feats - mu) / sd, y01)
+        lr = LogisticRegression(C=final_C, max_iter=iters).fit((feats - mu) / sd, y01)
         a = lr.coef_[0] / sd
-        w = a[0] * self.truth_direction_ + (a[1] * self.polarity_direction_ if both else 0.0)
+        w = a[0] * self.truth_direction_ + (a[1] * self.polarity_direction_ if p is not None else 0.0)
         self._finish(w, float(lr.intercept_[0]) - float(a @ mu))
         self.direction_ = self.truth_direction_.copy()
         return self
@@ -337,24 +344,8 @@ class BuergerTTPD(TTPD):
         both = len(np.unique(p)) == 2
         design = np.column_stack([t, t * p]) if both else t[:, None]
         coefs, *_ = np.linalg.lstsq(design, Xc, rcond=None)
-        tau_g = coefs[0]
-        self.truth_direction_ = tau_g / (np.linalg.norm(tau_g) or 1.0)
-        if both:
-            plr = LogisticRegression(C=self.polarity_C, max_iter=2000).fit(X, (p > 0).astype(int))
-            self.polarity_direction_ = plr.coef_[0] / (np.linalg.norm(plr.coef_[0]) or 1.0)
-            feats = np.column_stack([X @ self.truth_direction_, X @ self.polarity_direction_])
-        else:
-            self.polarity_direction_ = np.zeros_like(self.truth_direction_)
-            feats = (X @ self.truth_direction_)[:, None]
-        # unpenalised, as published; standardising the two features only helps lbfgs converge
-        mu, sd = feats.mean(axis=0), feats.std(axis=0)
-        sd = np.where(sd > 1e-12, sd, 1.0)
-        lr = LogisticRegression(C=np.inf, max_iter=5000).fit((feats - mu) / sd, y01)
-        a = lr.coef_[0] / sd
-        w = a[0] * self.truth_direction_ + (a[1] * self.polarity_direction_ if both else 0.0)
-        self._finish(w, float(lr.intercept_[0]) - float(a @ mu))
-        self.direction_ = self.truth_direction_.copy()
-        return self
+        # the final regression unpenalised, as published
+        return self._two_directions(X, y01, p if both else None, coefs[0], self.polarity_C, np.inf, 5000)
 
 
 PROBE_TYPES: tuple[type, ...] = (LogisticProbe, MassMeanProbe, TTPD, LATProbe, BuergerTTPD)
