@@ -42,3 +42,12 @@ def ask_yes_no(backend: Any, user: str, *, system: Optional[str] = None) -> YesN
         raise InputError(f"backend.score_options returned {scores!r} for Yes/No: expected two finite log-probs")
     p = np.exp(scores - scores.max())
     return YesNoAnswer(float(p[0] / p.sum()), (float(scores[0]), float(scores[1])))
+
+
+def grade_yes_no(text: str) -> Optional[str]:
+    """ "yes" / "no" from the first word of a *generated* answer (quotes, asterisks and
+    punctuation around it ignored); None when it is neither. The organisms' ground truth and
+    the validation matrix grade generations with this one rule."""
+    words = text.strip().lower().lstrip("\"'*").split()
+    first = words[0].strip(".,!:;\"'*") if words else ""
+    return first if first in ("yes", "no") else None

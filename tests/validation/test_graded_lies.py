@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from liedar.pipeline.validate_detectors import grade_yes_no, label_lies
+from liedar.behavioral.runners.yesno import grade_yes_no
+from liedar.pipeline.validate_detectors import label_lies
 
 
 def _g(claim, role, graded):
