@@ -98,6 +98,17 @@ def add_model_arguments(
     p.add_argument("--threads", type=positive_int, default=None, help="CPU threads for the model (default 2)")
 
 
+def add_call_cache_argument(p: argparse.ArgumentParser) -> None:
+    """``--no-call-cache``: ask the model every question again instead of replaying stored answers."""
+    p.add_argument(
+        "--no-call-cache",
+        dest="call_cache",
+        action="store_false",
+        help="ask the model every question again instead of replaying its stored answers "
+        "(replays are bit-identical; see docs/report.md, 'The model-call cache')",
+    )
+
+
 def add_interval_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--interval",

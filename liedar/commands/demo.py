@@ -11,7 +11,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from liedar.commands.args import add_model_arguments, add_output_argument, add_seed_argument, input_dir
+from liedar.commands.args import (
+    add_call_cache_argument,
+    add_model_arguments,
+    add_output_argument,
+    add_seed_argument,
+    input_dir,
+)
 
 
 def register(subparsers: "argparse._SubParsersAction") -> None:
@@ -37,13 +43,16 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
     )
     add_output_argument(p, "report folder (default liedar-report)", kind="dir", default=Path("liedar-report"))
     add_seed_argument(p)
+    add_call_cache_argument(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from liedar.pipeline.demo import DemoConfig, run_demo
 
-    config = DemoConfig(args.model, args.backend, args.quick, args.datasets, args.output, args.seed, args.threads)
+    config = DemoConfig(
+        args.model, args.backend, args.quick, args.datasets, args.output, args.seed, args.threads, args.call_cache
+    )
     outcome = run_demo(config)
     not_ok = [s for s in outcome.steps if s.status != "ok"]
     print(
@@ -51,5 +60,12 @@ def run(args: argparse.Namespace) -> int:
         + (f", {len(not_ok)} not run or failed: see the report's Steps table" if not_ok else "")
         + ")"
     )
+    calls = outcome.call_cache
+    if calls.get("enabled") and calls.get("hits", 0) + calls.get("misses", 0):
+        print(
+            f"model-call cache: {calls['hits']} answer(s) replayed, {calls['misses']} asked"
+            + (f", {calls['corrupt']} damaged entr(y/ies) recomputed" if calls.get("corrupt") else "")
+            + " (--no-call-cache to ask every question again)"
+        )
     print(f"report: {outcome.paths['html']}  (also {outcome.paths['markdown']}, {outcome.paths['json']})")
     return 0

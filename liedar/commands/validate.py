@@ -13,7 +13,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from liedar.commands.args import add_model_arguments, add_output_argument, add_seed_argument, comma_list
+from liedar.commands.args import (
+    add_call_cache_argument,
+    add_model_arguments,
+    add_output_argument,
+    add_seed_argument,
+    comma_list,
+)
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -48,6 +54,7 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
     p.add_argument("--quick", action="store_true", help="smaller samples; no weight noise, no fine-tuning elicitation")
     add_output_argument(p, "results folder (default liedar-validation)", kind="dir", default=Path("liedar-validation"))
     add_seed_argument(p)
+    add_call_cache_argument(p)
     p.set_defaults(func=run)
 
 
@@ -56,11 +63,22 @@ def run(args: argparse.Namespace) -> int:
 
     build = () if args.no_build else args.build
     config = ValidateConfig(
-        args.model, args.backend, args.output, args.quick, args.seed, args.threads, args.organisms, build
+        args.model,
+        args.backend,
+        args.output,
+        args.quick,
+        args.seed,
+        args.threads,
+        args.organisms,
+        build,
+        args.call_cache,
     )
     out = validate(config)
     print(format_table(out.matrix))
     for note in out.notes:
         print(f"note: {note}")
+    calls = out.call_cache
+    if calls.get("enabled") and calls.get("hits", 0) + calls.get("misses", 0):
+        print(f"model-call cache: {calls['hits']} answer(s) replayed, {calls['misses']} asked")
     print(f"liedar validate finished in {out.seconds:.0f} s; matrix: {out.path}")
     return 0

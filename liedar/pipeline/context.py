@@ -37,6 +37,7 @@ class DemoConfig:
     output: Path = Path("liedar-report")
     seed: int = 0
     threads: Optional[int] = None
+    call_cache: bool = True  # replay deterministic model calls from the cache (models.call_cache)
 
     @property
     def results_dir(self) -> Path:
@@ -81,7 +82,16 @@ class DemoConfig:
 
 
 class DemoContext:
-    """What a step may use: the config, the results folder, and the lazily loaded model."""
+    """What a step may use: the config, the results folder, and the lazily loaded model.
+
+    ``model()`` is the backend behind the model-call cache (`liedar.models.call_cache`,
+    unless ``config.call_cache`` is off): a step's deterministic questions are answered from
+    the cache when asked before, bit-identical to the model's answers. ``raw_model()`` is
+    the bare backend for code that changes or copies the weights (organism training, LoRA
+    merges). Each step gets a fresh wrapper (`begin_step`), so a step that handed out the
+    weights (weight noise; they are restored when it ends) does not turn caching off for
+    the steps after it.
+    """
 
     def __init__(self, config: DemoConfig) -> None:
         self.config = config
@@ -89,9 +99,11 @@ class DemoContext:
         self.results_dir = config.results_dir
         self._backend: Any = None
         self.load_error: Optional[LiedarError] = None
+        self._step_wrapper: Any = None  # the base model's wrapper for the current step
+        self._counters: list[dict[str, int]] = []  # every wrapper's counts (not the wrappers: no model kept alive)
 
-    def model(self) -> Any:
-        """The backend, loaded on first use; a load failure stops the whole demo (one line)."""
+    def raw_model(self) -> Any:
+        """The bare backend, loaded on first use; a load failure stops the whole demo (one line)."""
         if self._backend is None:
             from liedar import models
 
@@ -103,6 +115,45 @@ class DemoContext:
                 self.load_error = exc
                 raise
         return self._backend
+
+    def model(self) -> Any:
+        """The backend the steps ask (through the model-call cache unless it is switched off)."""
+        return self.wrap(self.raw_model())
+
+    def wrap(self, backend: Any) -> Any:
+        """``backend`` behind the call cache, or unchanged when the cache is off or the backend
+        is not a local model. The base model keeps one wrapper per step; any other backend (an
+        organism) gets a new one per call, counted in the run's totals."""
+        if not self.config.call_cache:
+            return backend
+        w = self._step_wrapper
+        if backend is self._backend and w is not None and w.inner is backend:
+            return w
+        from liedar.models.call_cache import wrap
+
+        w = wrap(backend)
+        if w is backend:
+            return backend
+        if backend is self._backend:
+            self._step_wrapper = w
+        self._counters.append(w.stats)
+        return w
+
+    def begin_step(self) -> None:
+        """The next ``model()`` gets a fresh wrapper (same store, same answers)."""
+        self._step_wrapper = None
+
+    def call_cache_stats(self) -> Optional[dict[str, int]]:
+        """hits / misses / corrupt / passed_through summed over this run; None when switched off."""
+        if not self.config.call_cache:
+            return None
+        from liedar.models.call_cache import new_stats
+
+        out = new_stats()
+        for counts in self._counters:
+            for k, v in counts.items():
+                out[k] = out.get(k, 0) + int(v)
+        return out
 
     def model_info(self) -> dict[str, Any]:
         info = {"name": self.config.model, "backend": self.config.backend}

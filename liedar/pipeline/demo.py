@@ -7,7 +7,10 @@ hash of its configuration; a re-run skips every step whose file exists with the 
 hash (so an interrupted run resumes), and a step that cannot run is recorded as
 "not run: <reason>" — visible in the report — instead of being faked.
 
-The model is loaded lazily: a fully cached re-run never loads it (nor torch).
+The model is loaded lazily: a fully cached re-run never loads it (nor torch). Its
+deterministic answers go through the model-call cache (`liedar.models.call_cache`): a
+re-run into a fresh folder replays them instead of asking again (bit-identical by
+construction), and ``run.json`` records how many were replayed (``call_cache``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ class DemoOutcome:
     steps: list[StepResult] = field(default_factory=list)
     cached: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    call_cache: dict = field(default_factory=dict)  # {"enabled": False} or hits/misses/corrupt/passed_through
 
 
 def _skipped(name: str, reason: str) -> Step:
@@ -58,6 +62,7 @@ def run_demo(
     ctx = DemoContext(config)
     hashes = step_hashes(config, steps)
     outcome = DemoOutcome({})
+    per_step: dict[str, dict[str, int]] = {}
     created = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     for k, st in enumerate(steps, 1):
         prefix = f"[{k}/{len(steps)}] {st.name}"
@@ -69,6 +74,8 @@ def run_demo(
             say(f"{prefix}: cached ({saved.seconds or 0:.1f} s when run)")
             continue
         t0 = time.perf_counter()
+        ctx.begin_step()
+        calls_before = ctx.call_cache_stats()
         if not deps_ok:
             missing = [d for d in st.depends if d not in {r.name for r in outcome.steps if r.status == "ok"}]
             status, reason, section, raw = (
@@ -92,10 +99,15 @@ def run_demo(
                 status, reason, section = "failed", f"{type(exc).__name__}: {exc}", Section()
                 raw = {"traceback": traceback.format_exc()}
         seconds = time.perf_counter() - t0
+        calls_after = ctx.call_cache_stats()
+        if calls_before is not None and calls_after is not None and calls_after != calls_before:
+            per_step[st.name] = {k: v - calls_before.get(k, 0) for k, v in calls_after.items()}
         result = StepResult(st.name, hashes[st.name], status, ctx.model_info(), section, reason, round(seconds, 2), raw)
         save_step(ctx.results_dir, result)
         outcome.steps.append(result)
         say(f"{prefix}: {status.replace('_', ' ')} in {seconds:.1f} s" + (f" — {reason}" if reason else ""))
+    totals = ctx.call_cache_stats()
+    outcome.call_cache = {"enabled": False} if totals is None else {"enabled": True, **totals, "per_step": per_step}
     write_json_atomic(
         ctx.results_dir / RUN_FILE,
         {
@@ -105,6 +117,7 @@ def run_demo(
             "config": config.to_dict(),
             "steps": [s.name for s in steps],
             "cached": outcome.cached,
+            "call_cache": outcome.call_cache,
         },
     )
     outcome.paths = write_report(build_report(ctx.results_dir), Path(config.output))

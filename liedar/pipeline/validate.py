@@ -225,6 +225,7 @@ class ModelRun:
     cached: list[str] = field(default_factory=list)
     seconds: float = 0.0
     statuses: dict[str, str] = field(default_factory=dict)
+    call_cache: dict[str, int] = field(default_factory=dict)  # this model's replayed/asked answers (if cached)
 
 
 def run_model(
@@ -240,9 +241,12 @@ def run_model(
     items: Optional[list[Any]] = None,
     say: Callable[[str], None] = print,
     progress: bool = True,
+    wrap: Optional[Callable[[Any], Any]] = None,
 ) -> ModelRun:
     """Every unit on one model, each resumed from its saved file when its hash matches; the
-    model is loaded only if some unit has to run."""
+    model is loaded only if some unit has to run. ``wrap`` puts the loaded backend behind the
+    model-call cache for the units that only ask questions; units that change or copy the
+    weights (``bare``) always get the bare backend."""
     from liedar.behavioral.items.mcq import load_mcq_bank
 
     hashes = unit_hashes(spec, sizes, seed, probe_hash)
@@ -261,7 +265,9 @@ def run_model(
             continue
         if backend is None:
             backend = load()
-            shared = SharedScores(backend)
+            asked = backend if wrap is None else wrap(backend)
+            counts_before = dict(getattr(asked, "stats", None) or {})
+            shared = SharedScores(asked)
         t0 = time.perf_counter()
         say(f"  {spec.name}: {u.name} ...")
         cells, raw, status = run_unit(u, backend if u.bare else shared, ctx)
@@ -286,6 +292,8 @@ def run_model(
         out.statuses[u.name] = status
         say(f"  {spec.name}: {u.name} {status} in {seconds:.1f} s")
     out.seconds = time.perf_counter() - t_model
+    if backend is not None and isinstance(getattr(asked, "stats", None), dict):
+        out.call_cache = {k: v - counts_before.get(k, 0) for k, v in asked.stats.items()}
     return out
 
 
@@ -396,6 +404,7 @@ class ValidateConfig:
     threads: Optional[int] = None
     organisms: Optional[tuple[str, ...]] = None  # None: every built organism
     build: Optional[tuple[str, ...]] = None  # None: every recipe; (): build nothing
+    call_cache: bool = True  # replay deterministic model calls (models.call_cache); never for bare units
 
     @property
     def results_dir(self) -> Path:
@@ -409,11 +418,13 @@ class ValidateOutcome:
     notes: list[str]
     seconds: float
     per_model: dict[str, ModelRun]
+    call_cache: dict[str, Any] = field(default_factory=dict)  # {"enabled": False} or summed counts
 
 
 def _organism_loader(spec: ModelSpec, base: Callable[[], Any]) -> Callable[[], Any]:
     """The organism as `liedar.models.load("base:name")` gives it (the adapter merged into the
-    base weights), merged into a copy of the already loaded base instead of a second load."""
+    base weights), merged into a copy of the already loaded base instead of a second load.
+    ``base`` gives the bare backend (the merge copies its torch model)."""
 
     def load() -> Any:
         from liedar.models.lora import apply_adapter
@@ -437,7 +448,14 @@ def validate(
     if demo_ctx is None:
         demo_ctx = DemoContext(
             DemoConfig(
-                config.model, config.backend, config.quick, None, Path(config.output), config.seed, config.threads
+                config.model,
+                config.backend,
+                config.quick,
+                None,
+                Path(config.output),
+                config.seed,
+                config.threads,
+                config.call_cache,
             )
         )
     notes = list(notes)
@@ -448,17 +466,18 @@ def validate(
     except ModuleNotFoundError:
         recipes = ()
     build = (config.organisms or recipes) if config.build is None else config.build  # default: what is asked for
-    specs, org_notes = organism_specs(config.model, config.organisms, build, config.threads, say, demo_ctx.model)
+    # organism training copies the base's torch model: it gets the bare backend, never the cached one
+    specs, org_notes = organism_specs(config.model, config.organisms, build, config.threads, say, demo_ctx.raw_model)
     notes += org_notes
     all_specs = [ModelSpec(config.model)] + specs
     say(f"validation: {len(all_specs)} model(s): {', '.join(s.name for s in all_specs)}")
     kit, probe_hash = ensure_base_probe(demo_ctx, say)
     per_model: dict[str, ModelRun] = {}
     for spec in all_specs:
-        load = demo_ctx.model if spec.is_base else _organism_loader(spec, demo_ctx.model)
+        load = demo_ctx.raw_model if spec.is_base else _organism_loader(spec, demo_ctx.raw_model)
         try:
             per_model[spec.name] = run_model(
-                spec, load, config.results_dir, sizes, config.seed, kit, probe_hash, say=say
+                spec, load, config.results_dir, sizes, config.seed, kit, probe_hash, say=say, wrap=demo_ctx.wrap
             )
         except LiedarError as exc:  # an organism that will not load: its column says why
             if spec.is_base:
@@ -469,6 +488,12 @@ def validate(
             per_model[spec.name] = ModelRun([not_computable(d, f"model did not load: {exc}") for d in DETECTORS])
     notes.append("organisms in this matrix: " + (", ".join(s.name for s in specs) or "none"))
     matrix = build_matrix(all_specs, {k: v.cells for k, v in per_model.items()}, notes)
+    calls: dict[str, Any] = {"enabled": False}
+    if demo_ctx.config.call_cache:
+        calls = {"enabled": True, "per_model": {k: v.call_cache for k, v in per_model.items() if v.call_cache}}
+        for counts in calls["per_model"].values():
+            for k, n in counts.items():
+                calls[k] = calls.get(k, 0) + n
     path = Path(config.output) / MATRIX_FILE
     write_json_atomic(
         path,
@@ -485,10 +510,11 @@ def validate(
             "notes": notes,
             "flag_rules": FLAG_RULES,
             "seconds": {k: round(v.seconds, 1) for k, v in per_model.items()},
+            "call_cache": calls,
             "matrix": matrix.to_dict(),
         },
     )
-    return ValidateOutcome(matrix, path, notes, time.perf_counter() - t0, per_model)
+    return ValidateOutcome(matrix, path, notes, time.perf_counter() - t0, per_model, calls)
 
 
 # ---- presentation ----------------------------------------------------------------------------------------
@@ -569,6 +595,7 @@ def run_validation(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
         ctx.config.threads,
         None,
         () if quick else (DEMO_ORGANISM,),
+        ctx.config.call_cache,
     )
     sizes = ctx.sizes.get("validation") or demo_validation_sizes(quick)
     notes = ["--quick: no organism was trained (organisms already built are used, with smaller sizes)"] if quick else []
