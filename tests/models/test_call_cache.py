@@ -404,3 +404,37 @@ def test_smollm2_cached_score_options_equal_uncached(tmp_path):
     greedy = lm.generate(Q, max_tokens=6)
     assert cb.generate(Q, max_tokens=6) == greedy == cb.generate(Q, max_tokens=6)
     assert cb.stats["hits"] == 3 and cb.stats["misses"] == 3
+
+
+def test_validate_into_a_fresh_folder_replays_the_same_matrix(tiny_model_dir, tmp_path, monkeypatch):
+    """End to end: the second run (warm cache, fresh output) asks the model nothing it asked
+    before and writes the very same matrix; weight noise (bare backend) is never replayed."""
+    from liedar.pipeline.validate import ValidateConfig, validate
+
+    monkeypatch.setenv("LIEDAR_CACHE", str(tmp_path / "cache"))
+    sizes = dict(
+        gap_items=8,
+        gap_protocols=("zero_shot_letter", "cloze_norm"),
+        finetune_demos=0,
+        finetune_epochs=0,
+        consistency_items=4,
+        shuffles=2,
+        paraphrases=2,
+        noise_items=3,
+        noise_sigmas=(0.0, 0.01),
+        noise_seeds=1,
+        sycophancy_claims=3,
+        honesty_items=4,
+        lie_claims=3,
+        lie_tokens=4,
+    )
+    outs = []
+    for label, enabled in (("cold", True), ("warm", True), ("off", False)):
+        cfg = ValidateConfig(str(tiny_model_dir), "transformers", tmp_path / label, True, 0, 1, None, (), enabled)
+        outs.append(validate(cfg, say=lambda m: None, sizes=sizes))
+    cold, warm, off = outs
+    assert cold.call_cache["misses"] > 0 and cold.call_cache["hits"] >= 0
+    assert warm.call_cache["misses"] == 0 and warm.call_cache["hits"] >= cold.call_cache["misses"]
+    assert off.call_cache == {"enabled": False}
+    assert warm.matrix.to_dict() == cold.matrix.to_dict() == off.matrix.to_dict()
+    assert warm.per_model[str(tiny_model_dir)].statuses["noise"] == "ok"  # ran on the bare backend
