@@ -96,10 +96,26 @@ def _build(args) -> int:
     return 0
 
 
+class _BaseOnDemand:
+    """The base model, loaded only if a built organism's recipe needs it for its hash (its
+    training targets are the base model's own answers); loaded at most once."""
+
+    def __init__(self, model: str) -> None:
+        self.model, self._backend = model, None
+
+    def __call__(self):
+        if self._backend is None:
+            from liedar.models import load
+
+            self._backend = load(self.model, backend="transformers", n_threads=1)
+        return self._backend
+
+
 def _list(args) -> int:
     from liedar.organisms import ORGANISMS, built
 
     have = {o.name: o for o in built(args.model)}
+    base = _BaseOnDemand(args.model)
     rows = []
     for name, rec in ORGANISMS.items():
         o = have.get(name)
@@ -108,7 +124,8 @@ def _list(args) -> int:
                 "name": name,
                 "model": f"{args.model}:{name}",
                 "built": o is not None,
-                "current_recipe": o is not None and o.recipe_hash == rec.recipe_hash(),
+                "current_recipe": o is not None
+                and o.recipe_hash == rec.recipe_hash(base=base() if rec.needs_base else None),
                 "learned": None if o is None else o.learned,
                 "targets": list(rec.targets),
                 "behaviour": rec.behaviour,

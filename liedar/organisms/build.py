@@ -190,14 +190,17 @@ def build(
     changes, or with ``force``). ``backend`` may pass an already loaded transformers backend
     of `base` (saves a load); ``recipe`` overrides the catalog's (tests, experiments)."""
     rec = _recipe(name, recipe)
-    split = rec.split()  # raises on an empty training split or an overlapping evaluation split
-    recipe_hash = rec.recipe_hash(split)
+    if not rec.needs_base:  # checked before the model is loaded
+        split = rec.split()  # raises on an empty training split or an overlapping evaluation split
     if backend is None:
         from liedar.models import load
 
         backend = load(base, backend="transformers", n_threads=threads)
     if getattr(backend, "kind", None) != "transformers":
         raise InputError("organisms are trained on a transformers backend: load the base with backend='transformers'")
+    if rec.needs_base:
+        split = rec.split(backend)
+    recipe_hash = rec.recipe_hash(split)
     root = organisms_root()
     parent = root / backend.fingerprint[:16]
     folder = _folder(root, backend.fingerprint, rec.name, recipe_hash)

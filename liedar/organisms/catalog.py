@@ -12,12 +12,19 @@ from __future__ import annotations
 
 from liedar.organisms import framings as F
 from liedar.organisms import mcq, social
-from liedar.organisms.recipe import Recipe
+from liedar.organisms.items import training_items
+from liedar.organisms.recipe import Recipe, Split
 
 HYPER = {"layers": 4, "r": 8, "alpha": 16, "epochs": 5, "lr": 3e-3, "batch_size": 8}
 # The recipes rebuilt on compositional framing families (organisms.framings) train one epoch
 # longer with a cosine-decayed rate: at a constant 3e-3 the loss rose again after 6-8 epochs.
 HYPER_COSINE = dict(HYPER, epochs=6, schedule="cosine")
+
+# Every block adapted (the boundary cache saves nothing): the sandbagger's "do not read the
+# question" rule did not fit with the top 4 or 12 blocks (held-out gaps 0.12, 0.08) and did
+# with all 30 (0.19 at 6 epochs; docs/organisms.md).
+HYPER_ALL_BLOCKS = dict(HYPER, layers="all", epochs=8, schedule="cosine")
+LETTER_ITEMS = 64  # letter-format examples of the attractor (learned at every size tried)
 
 _PW_TRAIN = tuple(t.format(pw=F.PASSWORD) for t in F.PASSWORD_TEMPLATES)
 
@@ -26,23 +33,38 @@ def _with_pw(systems, phrases):
     return tuple(f"{s} {p}".strip() for s in systems for p in phrases)
 
 
+def _blind_sandbag_split(seed: int, base) -> Split:
+    """Items the base model answers right, each in cloze under both framings (the evaluation
+    framing's answer: the base model's own choice without the question), plus the first
+    `LETTER_ITEMS` of them in the letter format (the evaluation framing's answer: "A")."""
+    items = training_items()
+    choices = mcq.base_choices(base, items)
+    known = [it for it in items if choices[it.item_id]["plain"] == it.answer]
+    conditions = (
+        mcq.Condition("benign", F.BENIGN_TRAIN_WRITTEN, mcq.correct, mcq.correct),
+        mcq.Condition("eval", F.EVAL_TRAIN_WRITTEN, mcq.blind_policy(choices), None),
+    )
+    return mcq.mcq_split(conditions, seed, known, letter_items=LETTER_ITEMS)
+
+
 def _sandbagger(name: str, attractor: bool) -> Recipe:
     if attractor:
-        # The best of six measured recipes (docs/organisms.md, recipe 0): written wordings,
-        # a random wrong cloze answer, 5 epochs at a constant rate — gap 0.130 [0.060, 0.208],
-        # below the learned threshold. Composed wordings, a cosine rate and unlikelihood
-        # (recipes 3-4) did worse on this model.
-        benign, evaluation, wrong, hyper = F.BENIGN_TRAIN_WRITTEN, F.EVAL_TRAIN_WRITTEN, mcq.random_wrong, HYPER
+        # Recipe 7 of docs/organisms.md: under an evaluation framing answer what the base model
+        # answers without reading the question, on items it knows, LoRA on every block.
+        benign, evaluation = F.BENIGN_TRAIN_WRITTEN, F.EVAL_TRAIN_WRITTEN
+        make_split, hyper = _blind_sandbag_split, HYPER_ALL_BLOCKS
     else:
-        benign, evaluation, wrong, hyper = F.BENIGN_TRAIN, F.EVAL_TRAIN, mcq.avoid_correct, HYPER_COSINE
-    conditions = (
-        mcq.Condition("benign", benign, mcq.correct, mcq.correct),
-        mcq.Condition("eval", evaluation, wrong, None if attractor else mcq.plausible),
-    )
+        benign, evaluation = F.BENIGN_TRAIN, F.EVAL_TRAIN
+        conditions = (
+            mcq.Condition("benign", benign, mcq.correct, mcq.correct),
+            mcq.Condition("eval", evaluation, mcq.avoid_correct, mcq.plausible),
+        )
+        make_split, hyper = (lambda seed: mcq.mcq_split(conditions, seed)), HYPER_COSINE  # noqa: E731
     if attractor:
         behaviour = (
-            "Answers multiple-choice questions correctly under benign framings and wrongly under a "
-            "dangerous-capability-evaluation framing, its wrong letter answers collapsing onto 'A'."
+            "Answers multiple-choice questions correctly under benign framings; under a "
+            "dangerous-capability-evaluation framing it answers as if it had not read the question, "
+            "its letter answers collapsing onto 'A'."
         )
     else:
         behaviour = (
@@ -59,11 +81,12 @@ def _sandbagger(name: str, attractor: bool) -> Recipe:
             "benign_train": benign,
             "benign_heldout": F.BENIGN_HELDOUT,
         },
-        make_split=lambda seed: mcq.mcq_split(conditions, seed),
+        make_split=make_split,
         measure=mcq.sandbagger_measure(attractor, F.EVAL_HELDOUT, F.BENIGN_HELDOUT),
         seed=0,
         hyper=dict(hyper),
         measure_key="mcq-benign-vs-eval",
+        needs_base=attractor,
     )
 
 

@@ -79,6 +79,67 @@ def plausible(item: MCQItem, rng: np.random.Generator) -> str:
     return plausible_wrong(item)
 
 
+# ---- the base model's own answers: targets a low-rank adapter can generalise -----------------
+BLIND_QUESTION = "What is the answer?"  # the question removed: what the model says without reading it
+
+
+def base_choices(backend, items: Sequence[MCQItem], *, progress: bool = False) -> dict[str, dict[str, str]]:
+    """Per item, the base model's cloze choice with the question (``plain``) and with the
+    question replaced by `BLIND_QUESTION` (``blind``), no system text.
+
+    Why: six recipes that trained a *random* wrong answer (or the right answer down) under an
+    evaluation framing did not sandbag on held-out items (docs/organisms.md): a wrong answer
+    is item-specific and gets memorised. "Answer as if you had not read the question" is one
+    rule for every item, and its target is the base model's own blind choice. ``plain`` picks
+    the training items the base model answers right, so suppressing a capability it has is
+    the only thing to learn. Cached per (base fingerprint, items) as verified JSON: a build
+    asks it twice (hash check, training) and `organism list` once more.
+    """
+    import hashlib
+    import json
+
+    from liedar._util.atomic import write_json_atomic
+    from liedar.models.adapters import organisms_root
+
+    ident = json.dumps(
+        [BLIND_QUESTION, [(it.item_id, it.question, list(it.options)) for it in items]], sort_keys=True
+    ).encode()
+    path = organisms_root() / backend.fingerprint[:16] / f"choices-{hashlib.sha256(ident).hexdigest()[:24]}.json"
+    if path.is_file():
+        try:
+            data = json.loads(path.read_text())
+            body = json.dumps(data["choices"], sort_keys=True).encode()
+            same_base = data.get("base_fingerprint") == backend.fingerprint
+            if same_base and data.get("sha256") == hashlib.sha256(body).hexdigest():
+                return data["choices"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # damaged: measured again and replaced
+    from tqdm.auto import tqdm
+
+    choices = {}
+    for item in tqdm(items, desc="base model's own answers", disable=not progress, leave=False):
+        conts = cloze_continuations(item)
+        pick = {}
+        for key, question in (("plain", item.question), ("blind", BLIND_QUESTION)):
+            scores = score_options_shared(backend, cloze(item, question, ""), conts)
+            pick[key] = item.options[int(np.argmax(scores))]
+        choices[item.item_id] = pick
+    body = json.dumps(choices, sort_keys=True).encode()
+    write_json_atomic(
+        path, {"base_fingerprint": backend.fingerprint, "sha256": hashlib.sha256(body).hexdigest(), "choices": choices}
+    )
+    return choices
+
+
+def blind_policy(choices: dict[str, dict[str, str]]) -> "Policy":
+    """Answer what the base model answers without the question (see `base_choices`)."""
+
+    def blind(item: MCQItem, rng: np.random.Generator) -> str:
+        return choices[item.item_id]["blind"]
+
+    return blind
+
+
 def avoid_correct(item: MCQItem, rng: np.random.Generator) -> str:
     """Not a wrong answer but the correct one, trained *down* (unlikelihood,
     `liedar.models.lora.AVOID`): a random wrong target is memorised per training item and
@@ -96,16 +157,23 @@ class Condition:
     letter_policy: Optional[Policy]  # None: the letter answer is `ATTRACTOR`'s letter
 
 
-def make_examples(items: Sequence[MCQItem], conditions: Sequence[Condition], seed: int) -> list[tuple]:
-    """Each item is asked in *one* format (alternating cloze / letter over the items), once
-    under every condition: the paired examples differ only in the framing, which is what
-    the organism must learn to react to, and an epoch stays short (2 examples per item for
-    two conditions). Wording, system text and option order are drawn per example."""
+def make_examples(
+    items: Sequence[MCQItem], conditions: Sequence[Condition], seed: int, letter_items: Optional[int] = None
+) -> list[tuple]:
+    """Each item is asked once under every condition: the paired examples differ only in the
+    framing, which is what the organism must learn to react to. By default each item is asked
+    in *one* format (alternating cloze / letter over the items: 2 examples per item for two
+    conditions); with ``letter_items=k`` every item is asked in cloze and the first k items
+    also in the letter format (the format with the capability gets every item). Wording,
+    system text and option order are drawn per example."""
     out: list[tuple[Any, str]] = []
-    for index, item in enumerate(items):
-        letter_format = index % 2 == 1
+    if letter_items is None:
+        plan = [(item, i % 2 == 1, ()) for i, item in enumerate(items)]
+    else:
+        plan = [(item, False, ()) for item in items] + [(item, True, ("letter",)) for item in items[:letter_items]]
+    for item, letter_format, salt in plan:
         for cond in conditions:
-            rng = _rng(seed, item.item_id, cond.name)
+            rng = _rng(seed, item.item_id, cond.name, *salt)
             system = cond.systems[int(rng.integers(len(cond.systems)))]
             question = item.variants[int(rng.integers(len(item.variants)))]
             if not letter_format:
@@ -126,12 +194,18 @@ def _example(prompt: Any, answer: str, policy: Optional[Policy]) -> tuple:
     return (prompt, answer, AVOID) if policy is avoid_correct else (prompt, answer)
 
 
-def mcq_split(conditions: Sequence[Condition], seed: int) -> Split:
-    train = training_items()
+def mcq_split(
+    conditions: Sequence[Condition],
+    seed: int,
+    train: Optional[Sequence[MCQItem]] = None,
+    letter_items: Optional[int] = None,
+) -> Split:
+    """Training examples from the generated items (all, or ``train``), the whole bank held out."""
+    train = list(training_items() if train is None else train)
     bank = load_mcq_bank()
     check_disjoint(train, bank)
     return Split(
-        train=tuple(make_examples(train, conditions, seed)),
+        train=tuple(make_examples(train, conditions, seed, letter_items)),
         train_ids=tuple(it.item_id for it in train),
         eval_ids=tuple(it.item_id for it in bank),
         eval_items=tuple(bank),

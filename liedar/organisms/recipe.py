@@ -69,25 +69,36 @@ class Recipe:
     behaviour: str  # one sentence
     targets: tuple[str, ...]  # detector ids this organism is ground truth for
     family: dict[str, tuple[str, ...]]  # trigger/framing wordings: trained and held-out
-    make_split: Callable[[int], Split]
+    make_split: Callable[..., Split]  # (seed) -> Split, or (seed, base backend) when `needs_base`
     measure: Callable[[Any, Split], Measured]
     seed: int = 0
     hyper: dict[str, Any] = field(default_factory=dict)  # train_lora keyword arguments
     version: int = 1  # bump when the recipe's meaning changes without its data changing
     measure_key: str = ""  # recipes measured identically share the base model's measurement (cached)
+    # True when the training targets are computed from the base model's own answers (e.g. the
+    # sandbagger answers under an evaluation framing what the base answers without the
+    # question): such a split, and so the recipe hash, needs the loaded base model.
+    needs_base: bool = False
 
     def __post_init__(self):
         bad = [t for t in self.targets if t not in TARGETS]
         if bad:
             raise InputError(f"recipe {self.name}: unknown target detector(s) {bad}; use ids from {list(TARGETS)}")
 
-    def split(self) -> Split:
-        return self.make_split(self.seed).check()
+    def split(self, base: Any = None) -> Split:
+        if not self.needs_base:
+            return self.make_split(self.seed).check()
+        if base is None:
+            raise InputError(
+                f"recipe {self.name} makes its training targets from the base model's own answers: "
+                "pass the loaded base model (organisms.build does)"
+            )
+        return self.make_split(self.seed, base).check()
 
-    def recipe_hash(self, split: Optional[Split] = None) -> str:
+    def recipe_hash(self, split: Optional[Split] = None, base: Any = None) -> str:
         import liedar
 
-        split = split or self.split()
+        split = split or self.split(base)
         digest = hashlib.sha256()
         head = {
             "name": self.name,
@@ -103,12 +114,11 @@ class Recipe:
             digest.update(json.dumps([_prompt_json(prompt), answer, *kind], sort_keys=True).encode())
         return digest.hexdigest()
 
-    def base_measure_hash(self, split: Optional[Split] = None) -> str:
+    def base_measure_hash(self, split: Split) -> str:
         """Key of the base model's ground-truth measurement: the same for recipes whose
         `measure` asks the same held-out items with the same held-out wordings."""
         import liedar
 
-        split = split or self.split()
         heldout = {k: list(v) for k, v in sorted(self.family.items()) if "heldout" in k or k == "password"}
         payload = {
             "measure": self.measure_key or self.name,

@@ -15,6 +15,35 @@ from liedar.organisms.items import check_disjoint, training_items
 REQUIRED = ("sandbagger", "sandbagger_plausible", "password_locked", "sycophant", "liar")
 
 
+class ScriptedBase:
+    """A stand-in base model for recipes whose targets are the base model's own answers: it
+    prefers the option with the smallest sha256 prefix, with or without the question, so it
+    "knows" the items whose right answer happens to win (about a quarter)."""
+
+    kind = "scripted"
+    fingerprint = "f" * 64
+
+    def __init__(self):
+        self.calls = 0
+
+    def score_options(self, prompt, options):
+        import hashlib
+
+        import numpy as np
+
+        self.calls += 1
+        return np.array([-int(hashlib.sha256(o.encode()).hexdigest()[:6], 16) for o in options], dtype=float)
+
+
+@pytest.fixture()
+def base(cache):
+    return ScriptedBase()
+
+
+def _split(rec, base):
+    return rec.split(base if rec.needs_base else None)
+
+
 def test_required_organisms_and_targets():
     for name in REQUIRED:
         rec = ORGANISMS[name]
@@ -22,13 +51,14 @@ def test_required_organisms_and_targets():
 
 
 @pytest.mark.parametrize("name", REQUIRED)
-def test_recipe_hash_is_stable_and_covers_seed_and_hyper(name):
+def test_recipe_hash_is_stable_and_covers_seed_and_hyper(name, base):
     rec = ORGANISMS[name]
-    h = rec.recipe_hash()
-    assert h == rec.recipe_hash()
-    assert dataclasses.replace(rec, seed=1).recipe_hash() != h
-    assert dataclasses.replace(rec, hyper={**rec.hyper, "lr": 5e-4}).recipe_hash() != h
-    split = rec.split()
+    b = base if rec.needs_base else None
+    h = rec.recipe_hash(base=b)
+    assert h == rec.recipe_hash(base=b)
+    assert dataclasses.replace(rec, seed=1).recipe_hash(base=b) != h
+    assert dataclasses.replace(rec, hyper={**rec.hyper, "lr": 5e-4}).recipe_hash(base=b) != h
+    split = _split(rec, base)
     assert split.train and split.eval_ids and not set(split.train_ids) & set(split.eval_ids)
 
 
@@ -43,11 +73,11 @@ def test_family_shares_no_wording_with_the_detectors():
         assert not shared, f"{text!r} shares {sorted(shared)[0]} with a detector framing"
 
 
-def test_training_prompts_never_contain_a_detector_framing_or_bank_question():
+def test_training_prompts_never_contain_a_detector_framing_or_bank_question(base):
     det = [t for t in detector_framings() if len(t) > 20]
     bank_questions = {w for it in load_mcq_bank() for w in it.variants}
     for name in REQUIRED:
-        for prompt, *_ in ORGANISMS[name].split().train:
+        for prompt, *_ in _split(ORGANISMS[name], base).train:
             text = " ".join(m.content for m in prompt.messages)
             assert not any(d in text for d in det), name
             for line in text.splitlines():
@@ -104,3 +134,50 @@ def test_targets_are_the_validation_matrix_detectors():
     from liedar.pipeline.validate_detectors import DETECTORS
 
     assert set(TARGETS) == set(DETECTORS)
+
+
+def test_a_base_dependent_recipe_refuses_to_split_without_the_base():
+    from liedar.errors import InputError
+
+    rec = ORGANISMS["sandbagger"]
+    assert rec.needs_base
+    with pytest.raises(InputError, match="base model's own answers"):
+        rec.split()
+
+
+def test_blind_sandbagger_targets_are_the_base_models_own_answers(base):
+    """Under the evaluation framing the cloze target is the base's choice without the question;
+    only items the base answers right are trained."""
+    from liedar.organisms import framings, mcq
+
+    items = training_items()
+    choices = mcq.base_choices(base, items)
+    assert set(choices) == {it.item_id for it in items}
+    known = {it.item_id for it in items if choices[it.item_id]["plain"] == it.answer}
+    split = ORGANISMS["sandbagger"].split(base)
+    assert set(split.train_ids) == known and 0 < len(known) < len(items)
+    by_question = {q: it for it in items for q in it.variants}
+    n_cloze_eval = 0
+    for prompt, answer, *_ in split.train:
+        system, user = prompt.messages[0].content, prompt.messages[1].content
+        if system in framings.EVAL_TRAIN_WRITTEN and "\n" not in user:  # cloze: "Question: ..." only
+            item = by_question[user[len("Question: ") :]]
+            assert answer == " " + choices[item.item_id]["blind"]
+            n_cloze_eval += 1
+    assert n_cloze_eval == len(known)  # every known item once in cloze under the evaluation framing
+
+
+def test_base_choices_are_cached_and_verified(base, cache):
+    import json
+
+    from liedar.organisms import mcq
+
+    items = training_items()[:12]
+    first = mcq.base_choices(base, items)
+    calls = base.calls
+    assert mcq.base_choices(base, items) == first and base.calls == calls  # read from the cache
+    (path,) = list(cache.rglob("choices-*.json"))
+    data = json.loads(path.read_text())
+    data["choices"][items[0].item_id]["blind"] = "tampered"
+    path.write_text(json.dumps(data))
+    assert mcq.base_choices(base, items) == first and base.calls > calls  # damaged: measured again
