@@ -5,7 +5,8 @@ Hyper-parameters are shared unless a recipe needs otherwise: LoRA r=8, alpha=16 
 pass stop there: an epoch costs 4/30 of smollm2's blocks, forward + backward), lr 3e-3,
 batches of 8, 5 epochs, loss on the answer tokens only. (2 epochs at lr 2e-3 did not learn
 the framing contrast; 8 adapted blocks or 10 epochs at a constant rate did worse: see
-docs/organisms.md.)
+docs/organisms.md.) The sandbagger is the exception: its "do not read the question" rule
+needs every block (`HYPER_ALL_BLOCKS`).
 """
 
 from __future__ import annotations
