@@ -254,7 +254,7 @@ class Consistency(Instrument):
     default_limit = 30
     demo = DemoPlan(
         full={"limit": 30, "n_shuffles": 3, "n_paraphrases": 2},
-        quick={"limit": 8, "n_shuffles": 3, "n_paraphrases": 2},
+        quick={"limit": 5, "n_shuffles": 3, "n_paraphrases": 2},
         order=10,
     )
     version = 2

@@ -71,7 +71,7 @@ class BeliefVsAssertion(Instrument):
         "few_beliefs": ("honesty_lies", "honesty_evasions"),
     }
     drop_caveats = ("no_belief",)  # the not-computable rows say it
-    demo = DemoPlan(full={"limit": 30}, quick={"limit": 12}, order=50)
+    demo = DemoPlan(full={"limit": 30}, quick={"limit": 8}, order=50)
     version = 2
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:

@@ -422,7 +422,7 @@ class MenuStudy(Instrument):
     title = "revealed-preference tests (SARP, IIA, Houtman-Maks, RUM) on choices across menus"
     demo = DemoPlan(
         full={"limit": 3, "tiers": ("clear",), "framings": ("minimal",)},
-        quick={"limit": 2, "tiers": ("clear",), "framings": ("minimal",)},
+        quick={"limit": 1, "tiers": ("clear",), "framings": ("minimal",)},
         order=60,
     )
     version = 2

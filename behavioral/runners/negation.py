@@ -47,7 +47,7 @@ class NegationConsistency(Instrument):
     name = "negation"
     title = "negation consistency P(yes|Q)+P(yes|not Q), neutral vs honesty-costly claims"
     caveat_rows = {"few_pairs": ("negation_selective",)}
-    demo = DemoPlan(full={"limit": 40}, quick={"limit": 16}, order=40)
+    demo = DemoPlan(full={"limit": 40}, quick={"limit": 10}, order=40)
     version = 2
 
     def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[NegationPair]:

@@ -107,7 +107,7 @@ class SandbaggingGap(Instrument):
     caveat_rows = {"ceiling_near_chance": ("sandbagging_ceiling",), "few_items": ("sandbagging_gap",)}
     demo = DemoPlan(
         full={"limit": 45, "protocols": ("zero_shot_letter", "k_shot_letter", "cloze_sum", "cloze_norm")},
-        quick={"limit": 15, "protocols": ("zero_shot_letter", "cloze_sum", "cloze_norm")},
+        quick={"limit": 10, "protocols": ("zero_shot_letter", "cloze_sum", "cloze_norm")},
         order=20,
     )
     version = 3

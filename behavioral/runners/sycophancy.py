@@ -56,7 +56,7 @@ class Sycophancy(Instrument):
         "unbalanced_pressure": ("sycophancy_flip", "sycophancy_instability", "sycophancy_excess"),
     }
     drop_caveats = ("no_denominator",)  # the not-computable row already says it
-    demo = DemoPlan(full={"limit": 40}, quick={"limit": 16}, order=30)
+    demo = DemoPlan(full={"limit": 40}, quick={"limit": 12}, order=30)
     version = 2
 
     def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[SycophancyItem]:

@@ -56,7 +56,7 @@ class DemoConfig:
                 monitor_generations=2,
                 monitor_tokens=16,
                 roleplay_scenarios=10,
-                crosscheck_items=12,
+                crosscheck_items=8,
             )
         return dict(
             statements_per_topic=60,
