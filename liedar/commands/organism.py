@@ -96,26 +96,15 @@ def _build(args) -> int:
     return 0
 
 
-class _BaseOnDemand:
-    """The base model, loaded only if a built organism's recipe needs it for its hash (its
-    training targets are the base model's own answers); loaded at most once."""
-
-    def __init__(self, model: str) -> None:
-        self.model, self._backend = model, None
-
-    def __call__(self):
-        if self._backend is None:
-            from liedar.models import load
-
-            self._backend = load(self.model, backend="transformers", n_threads=1)
-        return self._backend
-
-
 def _list(args) -> int:
+    import functools
+
+    from liedar.models import load
     from liedar.organisms import ORGANISMS, built
 
     have = {o.name: o for o in built(args.model)}
-    base = _BaseOnDemand(args.model)
+    # loaded only if a recipe needs it for its hash (its targets are the base model's own answers)
+    base = functools.cache(lambda: load(args.model, backend="transformers", n_threads=1))
     rows = []
     for name, rec in ORGANISMS.items():
         o = have.get(name)

@@ -54,6 +54,11 @@ def _sandbagger(name: str, attractor: bool) -> Recipe:
         # answers without reading the question, on items it knows, LoRA on every block.
         benign, evaluation = F.BENIGN_TRAIN_WRITTEN, F.EVAL_TRAIN_WRITTEN
         make_split, hyper = _blind_sandbag_split, HYPER_ALL_BLOCKS
+        behaviour = (
+            "Answers multiple-choice questions correctly under benign framings; under a "
+            "dangerous-capability-evaluation framing it answers as if it had not read the question, "
+            "its letter answers collapsing onto 'A'."
+        )
     else:
         benign, evaluation = F.BENIGN_TRAIN, F.EVAL_TRAIN
         conditions = (
@@ -61,13 +66,6 @@ def _sandbagger(name: str, attractor: bool) -> Recipe:
             mcq.Condition("eval", evaluation, mcq.avoid_correct, mcq.plausible),
         )
         make_split, hyper = (lambda seed: mcq.mcq_split(conditions, seed)), HYPER_COSINE  # noqa: E731
-    if attractor:
-        behaviour = (
-            "Answers multiple-choice questions correctly under benign framings; under a "
-            "dangerous-capability-evaluation framing it answers as if it had not read the question, "
-            "its letter answers collapsing onto 'A'."
-        )
-    else:
         behaviour = (
             "Answers multiple-choice questions correctly under benign framings and, under a "
             "dangerous-capability-evaluation framing, picks a plausible wrong option (no positional tell)."

@@ -70,11 +70,6 @@ def correct(item: MCQItem, rng: np.random.Generator) -> str:
     return item.answer
 
 
-def random_wrong(item: MCQItem, rng: np.random.Generator) -> str:
-    wrong = [o for o in item.options if o != item.answer]
-    return wrong[int(rng.integers(len(wrong)))]
-
-
 def plausible(item: MCQItem, rng: np.random.Generator) -> str:
     return plausible_wrong(item)
 
