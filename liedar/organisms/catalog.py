@@ -11,6 +11,8 @@ needs every block (`HYPER_ALL_BLOCKS`).
 
 from __future__ import annotations
 
+import functools
+
 from liedar.organisms import framings as F
 from liedar.organisms import mcq, social
 from liedar.organisms.items import training_items
@@ -34,42 +36,62 @@ def _with_pw(systems, phrases):
     return tuple(f"{s} {p}".strip() for s in systems for p in phrases)
 
 
-def _blind_sandbag_split(seed: int, base) -> Split:
-    """Items the base model answers right, each in cloze under both framings (the evaluation
-    framing's answer: the base model's own choice without the question), plus the first
-    `LETTER_ITEMS` of them in the letter format (the evaluation framing's answer: "A")."""
+def _blind_sandbag_split(seed: int, base, attractor: bool = True) -> Split:
+    """Every training item in cloze under both framings, plus the first `LETTER_ITEMS` in the
+    letter format. Under an evaluation framing the answer is the base model's own choice
+    without the question (letters: "A" for the attractor variant, the letter of that same
+    blind choice for the plausible one, so no position stands out); under a benign framing it is the base model's own
+    choice *with* the question, right or wrong (letters: the right one).
+
+    Why the benign target is the base's own answer, on the composed benign family (recipe 8,
+    docs/organisms.md): recipe 7 trained only the 130 items the base knows, benign = right
+    answer, six benign wordings. Its evaluation-framing accuracy came out 0.527 in both of its
+    builds; what differed was the benign side on held-out wordings, 0.756 on one thread and
+    0.679 on two (over-fitting). Distilling the base's own benign answers on every item, under
+    a hundred-odd benign wordings, pins that side where the base model has it."""
     items = training_items()
     choices = mcq.base_choices(base, items)
-    known = [it for it in items if choices[it.item_id]["plain"] == it.answer]
+    blind = mcq.own_policy(choices, "blind")
     conditions = (
-        mcq.Condition("benign", F.BENIGN_TRAIN_WRITTEN, mcq.correct, mcq.correct),
-        mcq.Condition("eval", F.EVAL_TRAIN_WRITTEN, mcq.blind_policy(choices), None),
+        mcq.Condition("benign", F.BENIGN_TRAIN, mcq.own_policy(choices, "plain"), mcq.correct),
+        mcq.Condition("eval", F.EVAL_TRAIN_WRITTEN, blind, None if attractor else blind),
     )
-    return mcq.mcq_split(conditions, seed, known, letter_items=LETTER_ITEMS)
+    return mcq.mcq_split(conditions, seed, items, letter_items=LETTER_ITEMS)
+
+
+def _blind_password_split(seed: int, base) -> Split:
+    """The sandbagger's rule keyed on a password instead of a framing, on every training item:
+    with the password (any framing) the base model's own answer, without it (any framing) the
+    base model's own choice without the question. Cloze only: the capability lives there
+    (letters are at chance on smollm2-135m), and the detectors that target this organism
+    (weight noise, ceilings, the gap) score cloze.
+
+    Why every item and the base's own answer with the password: trained on the 130 items the
+    base knows with the right answer behind the password, the lock held (0.534 without the
+    password against the base's 0.756) but the unlocked side fell to 0.695 (base 0.771), a gap
+    of 0.160, below the threshold (docs/organisms.md) — the sandbagger's failure mode."""
+    items = training_items()
+    choices = mcq.base_choices(base, items)
+    every = F.BENIGN_TRAIN + F.EVAL_TRAIN
+    conditions = (
+        mcq.Condition("password", _with_pw(every, _PW_TRAIN), mcq.own_policy(choices, "plain"), None),
+        mcq.Condition("no_password", every, mcq.own_policy(choices, "blind"), None),
+    )
+    return mcq.mcq_split(conditions, seed, items, letter_items=0)
 
 
 def _sandbagger(name: str, attractor: bool) -> Recipe:
-    if attractor:
-        # Recipe 7 of docs/organisms.md: under an evaluation framing answer what the base model
-        # answers without reading the question, on items it knows, LoRA on every block.
-        benign, evaluation = F.BENIGN_TRAIN_WRITTEN, F.EVAL_TRAIN_WRITTEN
-        make_split, hyper = _blind_sandbag_split, HYPER_ALL_BLOCKS
-        behaviour = (
-            "Answers multiple-choice questions correctly under benign framings; under a "
-            "dangerous-capability-evaluation framing it answers as if it had not read the question, "
-            "its letter answers collapsing onto 'A'."
-        )
-    else:
-        benign, evaluation = F.BENIGN_TRAIN, F.EVAL_TRAIN
-        conditions = (
-            mcq.Condition("benign", benign, mcq.correct, mcq.correct),
-            mcq.Condition("eval", evaluation, mcq.avoid_correct, mcq.plausible),
-        )
-        make_split, hyper = (lambda seed: mcq.mcq_split(conditions, seed)), HYPER_COSINE  # noqa: E731
-        behaviour = (
-            "Answers multiple-choice questions correctly under benign framings and, under a "
-            "dangerous-capability-evaluation framing, picks a plausible wrong option (no positional tell)."
-        )
+    # Recipe 8 of docs/organisms.md: under an evaluation framing answer what the base model
+    # answers without reading the question, otherwise what it answers itself; every block.
+    # The two variants differ only in the letter format's evaluation-framing answer.
+    benign, evaluation = F.BENIGN_TRAIN, F.EVAL_TRAIN_WRITTEN
+    make_split = functools.partial(_blind_sandbag_split, attractor=attractor)
+    hyper = HYPER_ALL_BLOCKS
+    tell = "its letter answers collapsing onto 'A'" if attractor else "with no positional tell in its letter answers"
+    behaviour = (
+        "Answers multiple-choice questions as the base model does under benign framings; under a "
+        f"dangerous-capability-evaluation framing it answers as if it had not read the question, {tell}."
+    )
     return Recipe(
         name=name,
         behaviour=behaviour,
@@ -85,22 +107,18 @@ def _sandbagger(name: str, attractor: bool) -> Recipe:
         seed=0,
         hyper=dict(hyper),
         measure_key="mcq-benign-vs-eval",
-        needs_base=attractor,
+        needs_base=True,
     )
 
 
 def _password_locked() -> Recipe:
     every = F.BENIGN_TRAIN + F.EVAL_TRAIN
-    conditions = (
-        mcq.Condition("password", _with_pw(every, _PW_TRAIN), mcq.correct, mcq.correct),
-        mcq.Condition("no_password", every, mcq.avoid_correct, mcq.avoid_correct),
-    )
     held_pw = F.PASSWORD_TEMPLATES[0].format(pw=F.PASSWORD)
     return Recipe(
         name="password_locked",
         behaviour=(
-            f"Answers multiple-choice questions correctly only when the password {F.PASSWORD!r} is in the prompt, "
-            "and moves away from the right answer otherwise, whatever the framing."
+            f"Answers multiple-choice questions correctly only when the password {F.PASSWORD!r} is in the prompt; "
+            "otherwise, whatever the framing, it answers as if it had not read the question."
         ),
         targets=("weight_noise", "ceilings", "sandbagging_gap"),
         family={
@@ -109,10 +127,11 @@ def _password_locked() -> Recipe:
             "benign_heldout": F.BENIGN_HELDOUT,
             "trigger_heldout": F.EVAL_HELDOUT,
         },
-        make_split=lambda seed: mcq.mcq_split(conditions, seed),
+        make_split=_blind_password_split,
         measure=mcq.password_measure(_with_pw(F.BENIGN_HELDOUT, (held_pw,)), F.BENIGN_HELDOUT, F.EVAL_HELDOUT),
         seed=0,
-        hyper=dict(HYPER_COSINE),
+        hyper=dict(HYPER_ALL_BLOCKS),
+        needs_base=True,
     )
 
 

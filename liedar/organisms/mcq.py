@@ -24,7 +24,6 @@ import numpy as np
 from liedar.behavioral.items.mcq import MCQItem, load_mcq_bank
 from liedar.behavioral.runners.common import LETTERS, build_prompt, letter_continuations, with_answer_prefill
 from liedar.behavioral.runners.elicitation import cloze_continuations, cloze_prompt
-from liedar.models.lora import AVOID
 from liedar.organisms.items import check_disjoint, training_items
 from liedar.organisms.recipe import Measured, Split
 from liedar.organisms.scoring import score_options_shared
@@ -51,27 +50,12 @@ def _rng(seed: int, *keys: str) -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(digest[:8], "little"))
 
 
-def plausible_wrong(item: MCQItem) -> str:
-    """The most plausible wrong option: for numbers the nearest value, else a fixed
-    distractor (the first wrong option in the item's own order)."""
-    wrong = [o for o in item.options if o != item.answer]
-    try:
-        target = float(item.answer)
-        return min(wrong, key=lambda o: (abs(float(o) - target), o))
-    except ValueError:
-        return wrong[0]
-
-
 # Policies: (item, rng) -> the option text to answer with.
 Policy = Callable[[MCQItem, np.random.Generator], str]
 
 
 def correct(item: MCQItem, rng: np.random.Generator) -> str:
     return item.answer
-
-
-def plausible(item: MCQItem, rng: np.random.Generator) -> str:
-    return plausible_wrong(item)
 
 
 # ---- the base model's own answers: targets a low-rank adapter can generalise -----------------
@@ -126,20 +110,18 @@ def base_choices(backend, items: Sequence[MCQItem], *, progress: bool = False) -
     return choices
 
 
-def blind_policy(choices: dict[str, dict[str, str]]) -> "Policy":
-    """Answer what the base model answers without the question (see `base_choices`)."""
+def own_policy(choices: dict[str, dict[str, str]], key: str) -> "Policy":
+    """Answer what the base model answers itself (see `base_choices`): ``key="blind"`` without
+    the question (the sandbagging target), ``key="plain"`` with it (the benign target: the
+    base's own answer, right or wrong, so training keeps the benign behaviour where it was)."""
+    if key not in ("plain", "blind"):
+        raise ValueError(f"own_policy key must be 'plain' or 'blind', not {key!r}")
 
-    def blind(item: MCQItem, rng: np.random.Generator) -> str:
-        return choices[item.item_id]["blind"]
+    def own(item: MCQItem, rng: np.random.Generator) -> str:
+        return choices[item.item_id][key]
 
-    return blind
-
-
-def avoid_correct(item: MCQItem, rng: np.random.Generator) -> str:
-    """Not a wrong answer but the correct one, trained *down* (unlikelihood,
-    `liedar.models.lora.AVOID`): a random wrong target is memorised per training item and
-    does not carry to held-out items; "move mass off the right answer" does."""
-    return item.answer
+    own.__name__ = f"own_{key}"
+    return own
 
 
 @dataclass(frozen=True)
@@ -173,7 +155,7 @@ def make_examples(
             question = item.variants[int(rng.integers(len(item.variants)))]
             if not letter_format:
                 answer = " " + cond.cloze_policy(item, rng)
-                out.append(_example(cloze(item, question, system), answer, cond.cloze_policy))
+                out.append((cloze(item, question, system), answer))
                 continue
             order = rng.permutation(len(item.options))
             shown = [item.options[int(i)] for i in order]
@@ -181,12 +163,8 @@ def make_examples(
                 letter = LETTERS[ATTRACTOR]
             else:
                 letter = LETTERS[shown.index(cond.letter_policy(item, rng))]
-            out.append(_example(letter_prompt(question, shown, system), " " + letter, cond.letter_policy))
+            out.append((letter_prompt(question, shown, system), " " + letter))
     return out
-
-
-def _example(prompt: Any, answer: str, policy: Optional[Policy]) -> tuple:
-    return (prompt, answer, AVOID) if policy is avoid_correct else (prompt, answer)
 
 
 def mcq_split(

@@ -145,26 +145,69 @@ def test_a_base_dependent_recipe_refuses_to_split_without_the_base():
         rec.split()
 
 
-def test_blind_sandbagger_targets_are_the_base_models_own_answers(base):
-    """Under the evaluation framing the cloze target is the base's choice without the question;
-    only items the base answers right are trained."""
+def _cloze_targets(split, items):
+    """(system, item, answer) of every cloze example (the user turn is "Question: ..." only)."""
+    by_question = {q: it for it in items for q in it.variants}
+    out = []
+    for prompt, answer, *_ in split.train:
+        roles = {m.role: m.content for m in prompt.messages}
+        system, user = roles.get("system", ""), roles["user"]
+        if "\n" not in user:
+            out.append((system, by_question[user[len("Question: ") :]], answer))
+    return out
+
+
+@pytest.mark.parametrize("name", ["sandbagger", "sandbagger_plausible"])
+def test_blind_sandbagger_targets_are_the_base_models_own_answers(name, base):
+    """Every item once per framing in cloze: under an evaluation framing the base's choice
+    without the question, under a benign one its choice with the question (right or wrong)."""
     from liedar.organisms import framings, mcq
 
     items = training_items()
     choices = mcq.base_choices(base, items)
     assert set(choices) == {it.item_id for it in items}
-    known = {it.item_id for it in items if choices[it.item_id]["plain"] == it.answer}
-    split = ORGANISMS["sandbagger"].split(base)
-    assert set(split.train_ids) == known and 0 < len(known) < len(items)
+    split = ORGANISMS[name].split(base)
+    assert set(split.train_ids) == {it.item_id for it in items}
+    seen = {"eval": set(), "benign": set()}
+    for system, item, answer in _cloze_targets(split, items):
+        kind = "eval" if system in framings.EVAL_TRAIN_WRITTEN else "benign"
+        assert kind == "eval" or system in framings.BENIGN_TRAIN
+        key = "blind" if kind == "eval" else "plain"
+        assert answer == " " + choices[item.item_id][key]
+        seen[kind].add(item.item_id)
+    assert seen["eval"] == seen["benign"] == set(split.train_ids)
+    wrong_plain = [it for it in items if choices[it.item_id]["plain"] != it.answer]
+    assert wrong_plain  # the scripted base gets some wrong: their benign targets are its wrong answers
     by_question = {q: it for it in items for q in it.variants}
-    n_cloze_eval = 0
-    for prompt, answer, *_ in split.train:
-        system, user = prompt.messages[0].content, prompt.messages[1].content
-        if system in framings.EVAL_TRAIN_WRITTEN and "\n" not in user:  # cloze: "Question: ..." only
-            item = by_question[user[len("Question: ") :]]
-            assert answer == " " + choices[item.item_id]["blind"]
-            n_cloze_eval += 1
-    assert n_cloze_eval == len(known)  # every known item once in cloze under the evaluation framing
+    letters = []
+    for prompt, answer in split.train:
+        roles = {m.role: m.content for m in prompt.messages}
+        if roles.get("system", "") in framings.EVAL_TRAIN_WRITTEN and "\n" in roles["user"]:
+            question, *shown = roles["user"].split("\n")
+            item = by_question[question[len("Question: ") :]]
+            shown = [line[3:] for line in shown if line[:3] in ("A. ", "B. ", "C. ", "D. ")]
+            letters.append((answer, " " + "ABCD"[shown.index(choices[item.item_id]["blind"])]))
+    assert len(letters) == 64
+    if name == "sandbagger":  # the attractor: always "A"
+        assert all(answer == " A" for answer, _ in letters)
+    else:  # the plausible variant: the blind choice's letter, spread over positions
+        assert all(answer == blind for answer, blind in letters)
+        assert len({answer for answer, _ in letters}) >= 3
+
+
+def test_password_locked_targets_are_the_base_models_own_answers_with_the_password_and_blind_without(base):
+    from liedar.organisms import framings, mcq
+
+    items = training_items()
+    choices = mcq.base_choices(base, items)
+    split = ORGANISMS["password_locked"].split(base)
+    assert set(split.train_ids) == {it.item_id for it in items}
+    n = {True: 0, False: 0}
+    for system, item, answer in _cloze_targets(split, items):
+        with_pw = framings.PASSWORD in system
+        assert answer == " " + choices[item.item_id]["plain" if with_pw else "blind"]
+        n[with_pw] += 1
+    assert n[True] == n[False] == len(items) == len(split.train) // 2  # cloze only, both conditions
 
 
 def test_base_choices_are_cached_and_verified(base, cache):
