@@ -5,8 +5,8 @@ Hyper-parameters are shared unless a recipe needs otherwise: LoRA r=8, alpha=16 
 pass stop there: an epoch costs 4/30 of smollm2's blocks, forward + backward), lr 3e-3,
 batches of 8, 5 epochs, loss on the answer tokens only. (2 epochs at lr 2e-3 did not learn
 the framing contrast; 8 adapted blocks or 10 epochs at a constant rate did worse: see
-docs/organisms.md.) The sandbagger is the exception: its "do not read the question" rule
-needs every block (`HYPER_ALL_BLOCKS`).
+docs/organisms.md.) The three multiple-choice organisms are the exception: their "do not
+read the question" rule needs every block (`HYPER_ALL_BLOCKS`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ HYPER = {"layers": 4, "r": 8, "alpha": 16, "epochs": 5, "lr": 3e-3, "batch_size"
 # longer with a cosine-decayed rate: at a constant 3e-3 the loss rose again after 6-8 epochs.
 HYPER_COSINE = dict(HYPER, epochs=6, schedule="cosine")
 
-# Every block adapted (the boundary cache saves nothing): the sandbagger's "do not read the
-# question" rule did not fit with the top 4 or 12 blocks (held-out gaps 0.12, 0.08) and did
+# Every block adapted (the boundary cache saves nothing): the blind rule ("do not read the
+# question") did not fit with the top 4 or 12 blocks (held-out gaps 0.12, 0.08) and did
 # with all 30 (0.19 at 6 epochs; docs/organisms.md).
 HYPER_ALL_BLOCKS = dict(HYPER, layers="all", epochs=8, schedule="cosine")
 LETTER_ITEMS = 64  # letter-format examples of the attractor (learned at every size tried)
