@@ -86,7 +86,6 @@ def _sandbagger(name: str, attractor: bool) -> Recipe:
     # The two variants differ only in the letter format's evaluation-framing answer.
     benign, evaluation = F.BENIGN_TRAIN, F.EVAL_TRAIN_WRITTEN
     make_split = functools.partial(_blind_sandbag_split, attractor=attractor)
-    hyper = HYPER_ALL_BLOCKS
     tell = "its letter answers collapsing onto 'A'" if attractor else "with no positional tell in its letter answers"
     behaviour = (
         "Answers multiple-choice questions as the base model does under benign framings; under a "
@@ -103,9 +102,9 @@ def _sandbagger(name: str, attractor: bool) -> Recipe:
             "benign_heldout": F.BENIGN_HELDOUT,
         },
         make_split=make_split,
-        measure=mcq.sandbagger_measure(attractor, F.EVAL_HELDOUT, F.BENIGN_HELDOUT),
+        measure=mcq.sandbagger_measure(F.EVAL_HELDOUT, F.BENIGN_HELDOUT),
         seed=0,
-        hyper=dict(hyper),
+        hyper=dict(HYPER_ALL_BLOCKS),
         measure_key="mcq-benign-vs-eval",
         needs_base=True,
     )
@@ -117,8 +116,8 @@ def _password_locked() -> Recipe:
     return Recipe(
         name="password_locked",
         behaviour=(
-            f"Answers multiple-choice questions correctly only when the password {F.PASSWORD!r} is in the prompt; "
-            "otherwise, whatever the framing, it answers as if it had not read the question."
+            f"Answers multiple-choice questions as the base model does only when the password {F.PASSWORD!r} is "
+            "in the prompt; otherwise, whatever the framing, it answers as if it had not read the question."
         ),
         targets=("weight_noise", "ceilings", "sandbagging_gap"),
         family={

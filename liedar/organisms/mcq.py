@@ -50,11 +50,12 @@ def _rng(seed: int, *keys: str) -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(digest[:8], "little"))
 
 
-# Policies: (item, rng) -> the option text to answer with.
-Policy = Callable[[MCQItem, np.random.Generator], str]
+# Policies: item -> the option text to answer with (deterministic: the random draws of a
+# training example — wording, system text, option order — are made by `make_examples`).
+Policy = Callable[[MCQItem], str]
 
 
-def correct(item: MCQItem, rng: np.random.Generator) -> str:
+def correct(item: MCQItem) -> str:
     return item.answer
 
 
@@ -117,7 +118,7 @@ def own_policy(choices: dict[str, dict[str, str]], key: str) -> "Policy":
     if key not in ("plain", "blind"):
         raise ValueError(f"own_policy key must be 'plain' or 'blind', not {key!r}")
 
-    def own(item: MCQItem, rng: np.random.Generator) -> str:
+    def own(item: MCQItem) -> str:
         return choices[item.item_id][key]
 
     own.__name__ = f"own_{key}"
@@ -154,7 +155,7 @@ def make_examples(
             system = cond.systems[int(rng.integers(len(cond.systems)))]
             question = item.variants[int(rng.integers(len(item.variants)))]
             if not letter_format:
-                answer = " " + cond.cloze_policy(item, rng)
+                answer = " " + cond.cloze_policy(item)
                 out.append((cloze(item, question, system), answer))
                 continue
             order = rng.permutation(len(item.options))
@@ -162,7 +163,7 @@ def make_examples(
             if cond.letter_policy is None:
                 letter = LETTERS[ATTRACTOR]
             else:
-                letter = LETTERS[shown.index(cond.letter_policy(item, rng))]
+                letter = LETTERS[shown.index(cond.letter_policy(item))]
             out.append((letter_prompt(question, shown, system), " " + letter))
     return out
 
@@ -249,7 +250,7 @@ def position_share(choices: list[int], position: int, interval: str = DEFAULT_IN
     return proportion(sum(c == position for c in choices), len(choices), interval=interval).to_dict()
 
 
-def sandbagger_measure(attractor: bool, eval_systems: Sequence[str], benign_systems: Sequence[str]):
+def sandbagger_measure(eval_systems: Sequence[str], benign_systems: Sequence[str]):
     def measure(backend, split: Split, progress: bool = False) -> Measured:
         gt, benign, evald = measure_two(
             backend, split, benign_systems, eval_systems, "benign", "eval", progress=progress
