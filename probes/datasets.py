@@ -394,6 +394,52 @@ def instructed_pairs(topics: Sequence[str] = ("capitals", "elements", "animals")
     )
 
 
+APOLLO_HELD_BACK_WORDS = 5
+"""Apollo's instructed pairs stop the detect region this many words before the fact ends."""
+
+
+def apollo_instructed_pairs(facts_set: StatementSet, held_back: int = APOLLO_HELD_BACK_WORDS) -> StatementSet:
+    """Apollo Research's lie-probe training data as published (Goldowsky-Dill et al. 2025,
+    after Zou et al.'s RepE facts): every *true* affirmative statement of ``facts_set``,
+    asserted after the honest or the dishonest persona instruction, with the detect region
+    ending ``held_back`` words before the statement does (labels: 1 honest, 0 deceptive).
+
+    Why the last words are held back: up to there the fact could still be completed honestly
+    or not, so the probe reads the speaker's intent while the words said so far are true,
+    not the completed content. The held-back words are not rendered at all: for a causal
+    model no earlier token's hidden state depends on them, and splitting on spaces keeps the
+    last kept word's tokens as they are in the whole sentence. Statements of ``held_back``
+    words or fewer leave nothing to read and are dropped (Apollo's facts are 8-30 words)."""
+    inputs: list[TextInput] = []
+    labels, topic, group = [], [], []
+    keep = (facts_set.labels == 1) & (facts_set.polarity == "affirmative")
+    for text, top, grp in zip(
+        np.asarray(facts_set.inputs, dtype=object)[keep], facts_set.topic[keep], facts_set.group[keep]
+    ):
+        words = str(text).split(" ")
+        if len(words) <= held_back:
+            continue
+        start = " ".join(words[:-held_back])
+        for persona, label in ((HONEST_PERSONA, 1), (DECEPTIVE_PERSONA, 0)):
+            inputs.append(Dialogue.of(Message("user", persona), Message("assistant", start, detect=True)))
+            labels.append(label)
+            topic.append(str(top))
+            group.append(f"apollo:{grp}")
+    if not inputs:
+        raise InputError(f"{facts_set.name!r} has no true affirmative statement longer than {held_back} words")
+    n = len(inputs)
+    return StatementSet(
+        "apollo-instructed",
+        inputs,
+        np.array(labels),
+        np.array(topic),
+        np.full(n, "affirmative"),
+        np.full(n, "apollo-instructed"),
+        np.array(group),
+        [*facts_set.sources, f"apollo_instructed_pairs(held_back={held_back})"],
+    )
+
+
 def resolve_data(spec: str, seed: int = 0) -> StatementSet:
     """One --data argument: a built-in set name, a .csv/.jsonl file, or a Truth-is-Universal folder."""
     if spec in BUILTIN_SETS:

@@ -289,9 +289,21 @@ def cross_validated(
         oof[test] = probe.decision_function(X[test])
         flagged[test] = (oof[test] > thr).astype(int)
     y = statements.lie_labels
+    n_train = int(round(len(y) * (n_splits - 1) / n_splits))
+    return ProbeScore(
+        auroc(oof, y, groups=statements.group, seed=seed),
+        _fold_accuracy(flagged, y),
+        n_train,
+        len(y),
+        f"{n_splits}-fold group CV, pooled out-of-fold scores",
+    )
+
+
+def _fold_accuracy(flagged: np.ndarray, y: np.ndarray) -> Estimate:
+    """Accuracy of out-of-fold flags, each fold thresholded on its own training scores."""
     correct = int((flagged == y).sum())
     acc = wilson(correct, len(y), kind="quality")
-    acc = Estimate(
+    return Estimate(
         acc.value,
         acc.lo,
         acc.hi,
@@ -301,14 +313,6 @@ def cross_validated(
         correct,
         acc.confidence,
         "threshold chosen on each fold's training scores",
-    )
-    n_train = int(round(len(y) * (n_splits - 1) / n_splits))
-    return ProbeScore(
-        auroc(oof, y, groups=statements.group, seed=seed),
-        acc,
-        n_train,
-        len(y),
-        f"{n_splits}-fold group CV, pooled out-of-fold scores",
     )
 
 
@@ -369,6 +373,51 @@ def _transfer_cell(factory, X_a, S_a, X_b, S_b, diagonal: bool, n_splits: int, s
     if diagonal:
         return cross_validated(factory, X_a, S_a, n_splits=n_splits, seed=seed)
     return train_test(factory, X_a, S_a, X_b, S_b, seed=seed)
+
+
+def style_transfer(
+    factory: ProbeFactory,
+    parts: dict[str, tuple[np.ndarray, StatementSet]],
+    train: Sequence[str],
+    test: str,
+    *,
+    n_splits: int = 5,
+    seed: int = 0,
+) -> ProbeScore:
+    """Train on the union of the ``train`` styles, score the ``test`` style.
+
+    When ``test`` is one of the training styles (a training *mix* scored on one of its own
+    parts), its items are scored out of fold: group folds over the test style, each fold's
+    probe trained on the other styles whole plus the test style's other folds, so no test
+    item (nor its group) is ever in the probe that scores it. Otherwise it is `train_test`."""
+    unknown = [name for name in (*train, test) if name not in parts]
+    if unknown:
+        raise InputError(f"styles {unknown} have no data; give one of {sorted(parts)}")
+    others = [name for name in train if name != test]
+    X_o = np.concatenate([parts[name][0] for name in others]) if others else None
+    S_o = StatementSet.concat([parts[name][1] for name in others]) if others else None
+    X_t, S_t = parts[test]
+    if test not in train:
+        return train_test(factory, X_o, S_o, X_t, S_t, seed=seed)
+    if not others:
+        return cross_validated(factory, X_t, S_t, n_splits=n_splits, seed=seed)
+    oof = np.empty(len(S_t))
+    flagged = np.empty(len(S_t), dtype=int)
+    for fold_train, fold_test in group_folds(S_t.group, n_splits, seed):
+        S_tr = StatementSet.concat([S_o, S_t.subset(fold_train)])
+        X_tr = np.concatenate([X_o, X_t[fold_train]])
+        probe = fit_probe(build_probe(factory), X_tr, S_tr)
+        threshold = choose_threshold(probe.decision_function(X_tr), S_tr.lie_labels)
+        oof[fold_test] = probe.decision_function(X_t[fold_test])
+        flagged[fold_test] = (oof[fold_test] > threshold).astype(int)
+    y = S_t.lie_labels
+    return ProbeScore(
+        auroc(oof, y, groups=S_t.group, seed=seed),
+        _fold_accuracy(flagged, y),
+        len(S_o) + int(round(len(y) * (n_splits - 1) / n_splits)),
+        len(y),
+        f"{'+'.join(train)} -> {test}: {n_splits}-fold group CV over {test}, the other styles always in training",
+    )
 
 
 def leave_one_topic_out(

@@ -266,3 +266,24 @@ def roleplay_dialogues() -> tuple[list[Dialogue], list[int], list[str]]:
             labels.append(label)
             groups.append(sc.name)
     return dialogues, labels, groups
+
+
+def roleplay_statements():
+    """The role-play dialogues as a `StatementSet` (truth label 1 = the honest answer,
+    style ``roleplay``, one group per scenario): the form every probe evaluation takes."""
+    import numpy as np
+
+    from liedar.probes.datasets import StatementSet
+
+    dialogues, deceptive, groups = roleplay_dialogues()
+    n = len(dialogues)
+    return StatementSet(
+        "roleplay",
+        list(dialogues),
+        1 - np.asarray(deceptive),
+        np.full(n, "roleplay"),
+        np.full(n, "affirmative"),
+        np.full(n, "roleplay"),
+        np.asarray(groups),
+        ["liedar.probes.roleplay"],
+    )

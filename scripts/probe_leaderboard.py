@@ -177,23 +177,6 @@ def evaluate_recipe(
     return out
 
 
-def roleplay_set() -> StatementSet:
-    """The project's role-play dialogues as a set (truth label 1 = honest answer)."""
-    from liedar.probes.roleplay import roleplay_dialogues
-
-    dialogues, deceptive, groups = roleplay_dialogues()
-    n = len(dialogues)
-    return StatementSet(
-        "roleplay",
-        list(dialogues),
-        1 - np.asarray(deceptive),
-        np.full(n, "roleplay"),
-        np.full(n, "affirmative"),
-        np.full(n, "roleplay"),
-        np.asarray(groups),
-    )
-
-
 def evaluate_baseline(scores_t: np.ndarray, tiu: StatementSet, scores_b: np.ndarray, builtin: StatementSet, seed: int):
     topics = sorted(set(tiu.topic.tolist()))
     out: dict = {"choice": {"label": "no training"}}
@@ -277,7 +260,9 @@ def run_model(name: str, tiu: StatementSet, builtin: StatementSet, args) -> dict
             print(f"  {name}: {bname} not computed: {exc}", flush=True)
     rp = {}
     if args.roleplay:
-        Sr = roleplay_set()
+        from liedar.probes.roleplay import roleplay_statements
+
+        Sr = roleplay_statements()
         for pos in sorted({r.position for r in recipes if r.read == "statement"}):
             rp[pos] = (cached_hidden_states(backend, Sr.inputs, layers, pos, progress=True), Sr)
     extract_s = time.perf_counter() - t0
