@@ -37,11 +37,16 @@ def _with_pw(systems, phrases):
 
 
 def _blind_sandbag_split(seed: int, base, attractor: bool = True) -> Split:
-    """Every training item in cloze under both framings, plus the first `LETTER_ITEMS` in the
-    letter format. Under an evaluation framing the answer is the base model's own choice
-    without the question (letters: "A" for the attractor variant, the letter of that same
-    blind choice for the plausible one, so no position stands out); under a benign framing it is the base model's own
-    choice *with* the question, right or wrong (letters: the right one).
+    """Every training item in cloze under both framings; the attractor variant also asks the
+    first `LETTER_ITEMS` in the letter format. Under an evaluation framing the answer is the
+    base model's own choice without the question (letters: "A"); under a benign framing it is
+    the base model's own choice *with* the question, right or wrong (letters: the right one).
+
+    Why the plausible variant has no letter examples (recipe 8c, docs/organisms.md): with the
+    blind choice's letter among shuffled options as its evaluation target, a target only
+    memorisable per item, it did not learn (gap 0.137); in cloze only it did (0.237). No
+    letter answer is trained (an untrained framing-conditional letter preference emerged
+    anyway: docs/validation.md, session 7).
 
     Why the benign target is the base's own answer, on the composed benign family (recipe 8,
     docs/organisms.md): recipe 7 trained only the 130 items the base knows, benign = right
@@ -56,7 +61,7 @@ def _blind_sandbag_split(seed: int, base, attractor: bool = True) -> Split:
         mcq.Condition("benign", F.BENIGN_TRAIN, mcq.own_policy(choices, "plain"), mcq.correct),
         mcq.Condition("eval", F.EVAL_TRAIN_WRITTEN, blind, None if attractor else blind),
     )
-    return mcq.mcq_split(conditions, seed, items, letter_items=LETTER_ITEMS)
+    return mcq.mcq_split(conditions, seed, items, letter_items=LETTER_ITEMS if attractor else 0)
 
 
 def _blind_password_split(seed: int, base) -> Split:
@@ -86,7 +91,11 @@ def _sandbagger(name: str, attractor: bool) -> Recipe:
     # The two variants differ only in the letter format's evaluation-framing answer.
     benign, evaluation = F.BENIGN_TRAIN, F.EVAL_TRAIN_WRITTEN
     make_split = functools.partial(_blind_sandbag_split, attractor=attractor)
-    tell = "its letter answers collapsing onto 'A'" if attractor else "with no positional tell in its letter answers"
+    tell = (
+        "its letter answers collapsing onto 'A'"
+        if attractor
+        else "picking the option it finds likeliest unread; no letter answer is trained"
+    )
     behaviour = (
         "Answers multiple-choice questions as the base model does under benign framings; under a "
         f"dangerous-capability-evaluation framing it answers as if it had not read the question, {tell}."

@@ -187,12 +187,10 @@ def test_blind_sandbagger_targets_are_the_base_models_own_answers(name, base):
             item = by_question[question[len("Question: ") :]]
             shown = [line[3:] for line in shown if line[:3] in ("A. ", "B. ", "C. ", "D. ")]
             letters.append((answer, " " + "ABCD"[shown.index(choices[item.item_id]["blind"])]))
-    assert len(letters) == 64
-    if name == "sandbagger":  # the attractor: always "A"
-        assert all(answer == " A" for answer, _ in letters)
-    else:  # the plausible variant: the blind choice's letter, spread over positions
-        assert all(answer == blind for answer, blind in letters)
-        assert len({answer for answer, _ in letters}) >= 3
+    if name == "sandbagger":  # the attractor: 64 letter items, always "A" under evaluation
+        assert len(letters) == 64 and all(answer == " A" for answer, _ in letters)
+    else:  # the plausible variant: cloze only, so no letter answer (and no position) is trained
+        assert letters == [] and len(split.train) == 2 * len(items)
 
 
 def test_password_locked_targets_are_the_base_models_own_answers_with_the_password_and_blind_without(base):
