@@ -110,7 +110,7 @@ def run_model(name: str, tiu: StatementSet, args: argparse.Namespace) -> dict:
     timing["extract_s"] = time.perf_counter() - t_ex
     t_ll = time.perf_counter()
     ll_stats: dict = {}
-    ll = cached_loglik(backend, tiu, Path(args.cache_dir), stats=ll_stats)
+    ll = cached_loglik(backend, tiu, Path(args.cache_dir), stats=ll_stats) if args.loglik else None
     timing["loglik_s"] = time.perf_counter() - t_ll
     timing["loglik_cache"] = ll_stats
     extract_s = time.perf_counter() - t0
@@ -145,22 +145,10 @@ def run_model(name: str, tiu: StatementSet, args: argparse.Namespace) -> dict:
                 "seconds": round(time.perf_counter() - t1, 1),
             }
             print(f"  {name} {probe}: done in {time.perf_counter() - t1:.0f}s", flush=True)
-        result["zero_shot_loglik"] = {
-            t: auroc(
-                ll[tiu.topic == t], tiu.lie_labels[tiu.topic == t], groups=tiu.group[tiu.topic == t], seed=args.seed
-            ).to_dict()
-            for t in topics
-        }
-        aff = ~tiu.is_negated
-        result["zero_shot_loglik_affirmative_only"] = {
-            t: auroc(
-                ll[aff & (tiu.topic == t)],
-                tiu.lie_labels[aff & (tiu.topic == t)],
-                groups=tiu.group[aff & (tiu.topic == t)],
-                seed=args.seed,
-            ).to_dict()
-            for t in topics
-        }
+        if ll is None:
+            result["zero_shot_loglik_skipped"] = "--no-loglik"
+        else:
+            result.update(zero_shot_rows(ll, tiu, topics, args.seed))
     timing["probe_fit_s"] = sum(r["seconds"] for r in result["probes"].values())
     result["timing"] = {k: round(v, 1) if isinstance(v, float) else v for k, v in timing.items()}
     result["seconds"] = round(time.perf_counter() - t0, 1)
@@ -171,6 +159,30 @@ def run_model(name: str, tiu: StatementSet, args: argparse.Namespace) -> dict:
         f"(cache: {t.get('extract_cache', 'ray')}, log-lik {t['loglik_cache']})",
         flush=True,
     )
+    return result
+
+
+def zero_shot_rows(ll: np.ndarray, tiu: StatementSet, topics: list[str], seed: int) -> dict:
+    """The model's own log-likelihood as a probe-free baseline, per topic (both polarities, and
+    affirmative statements only)."""
+    with threadpool_limits(1):
+        result: dict = {}
+        result["zero_shot_loglik"] = {
+            t: auroc(
+                ll[tiu.topic == t], tiu.lie_labels[tiu.topic == t], groups=tiu.group[tiu.topic == t], seed=seed
+            ).to_dict()
+            for t in topics
+        }
+        aff = ~tiu.is_negated
+        result["zero_shot_loglik_affirmative_only"] = {
+            t: auroc(
+                ll[aff & (tiu.topic == t)],
+                tiu.lie_labels[aff & (tiu.topic == t)],
+                groups=tiu.group[aff & (tiu.topic == t)],
+                seed=seed,
+            ).to_dict()
+            for t in topics
+        }
     return result
 
 
@@ -202,6 +214,9 @@ def markdown(result: dict, topics: list[str]) -> str:
         ("zero-shot log-lik (aff + neg)", "zero_shot_loglik"),
         ("zero-shot log-lik (affirmative only)", "zero_shot_loglik_affirmative_only"),
     ):
+        if key not in result:  # --no-loglik
+            lines.append(f"| baseline | {label} | " + " | ".join("not run" for _ in topics) + " | – |")
+            continue
         vals = [E(result[key][t]) for t in topics]
         lines.append(
             f"| baseline | {label} | "
@@ -250,6 +265,12 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--cache-dir", default=None, help="where log-likelihood scores are cached (default: liedar cache)")
     ap.add_argument("--output", default="results/probes.json")
+    ap.add_argument(
+        "--no-loglik",
+        dest="loglik",
+        action="store_false",
+        help="skip the zero-shot log-likelihood baseline (hours at full size on a 262k-token vocabulary)",
+    )
     from liedar.commands.args import add_compute_arguments, compute_check
 
     add_compute_arguments(ap)
