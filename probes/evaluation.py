@@ -274,36 +274,33 @@ def train_test(
 
 
 def cross_validated(
-    factory: ProbeFactory, X: np.ndarray, statements: StatementSet, *, n_splits: int = 5, seed: int = 0
+    factory: ProbeFactory,
+    X: np.ndarray,
+    statements: StatementSet,
+    *,
+    n_splits: int = 5,
+    seed: int = 0,
+    always_train: Optional[tuple[np.ndarray, StatementSet]] = None,
 ) -> ProbeScore:
     """In-distribution score: pooled out-of-fold scores over group-aware folds; each fold's
-    threshold comes from its own training scores."""
+    threshold comes from its own training scores. ``always_train`` (activations, set) joins
+    every fold's training data and is never scored (a training mix scored on one part)."""
     if X.shape[0] != len(statements):
         raise InputError(f"{X.shape[0]} activation rows but {len(statements)} statements")
     oof = np.empty(len(statements))
     flagged = np.empty(len(statements), dtype=int)
     for train, test in group_folds(statements.group, n_splits, seed):
-        S_tr = statements.subset(train)
-        probe = fit_probe(build_probe(factory), X[train], S_tr)
-        thr = choose_threshold(probe.decision_function(X[train]), S_tr.lie_labels)
+        X_tr, S_tr = X[train], statements.subset(train)
+        if always_train is not None:
+            X_tr, S_tr = np.concatenate([always_train[0], X_tr]), StatementSet.concat([always_train[1], S_tr])
+        probe = fit_probe(build_probe(factory), X_tr, S_tr)
+        thr = choose_threshold(probe.decision_function(X_tr), S_tr.lie_labels)
         oof[test] = probe.decision_function(X[test])
         flagged[test] = (oof[test] > thr).astype(int)
     y = statements.lie_labels
-    n_train = int(round(len(y) * (n_splits - 1) / n_splits))
-    return ProbeScore(
-        auroc(oof, y, groups=statements.group, seed=seed),
-        _fold_accuracy(flagged, y),
-        n_train,
-        len(y),
-        f"{n_splits}-fold group CV, pooled out-of-fold scores",
-    )
-
-
-def _fold_accuracy(flagged: np.ndarray, y: np.ndarray) -> Estimate:
-    """Accuracy of out-of-fold flags, each fold thresholded on its own training scores."""
     correct = int((flagged == y).sum())
     acc = wilson(correct, len(y), kind="quality")
-    return Estimate(
+    acc = Estimate(
         acc.value,
         acc.lo,
         acc.hi,
@@ -314,6 +311,12 @@ def _fold_accuracy(flagged: np.ndarray, y: np.ndarray) -> Estimate:
         acc.confidence,
         "threshold chosen on each fold's training scores",
     )
+    n_train = int(round(len(y) * (n_splits - 1) / n_splits))
+    note = f"{n_splits}-fold group CV, pooled out-of-fold scores"
+    if always_train is not None:
+        n_train += len(always_train[1])
+        note += f"; {always_train[1].name} always in training"
+    return ProbeScore(auroc(oof, y, groups=statements.group, seed=seed), acc, n_train, len(y), note)
 
 
 # ---- transfer ---------------------------------------------------------------------------
@@ -399,25 +402,8 @@ def style_transfer(
     X_t, S_t = parts[test]
     if test not in train:
         return train_test(factory, X_o, S_o, X_t, S_t, seed=seed)
-    if not others:
-        return cross_validated(factory, X_t, S_t, n_splits=n_splits, seed=seed)
-    oof = np.empty(len(S_t))
-    flagged = np.empty(len(S_t), dtype=int)
-    for fold_train, fold_test in group_folds(S_t.group, n_splits, seed):
-        S_tr = StatementSet.concat([S_o, S_t.subset(fold_train)])
-        X_tr = np.concatenate([X_o, X_t[fold_train]])
-        probe = fit_probe(build_probe(factory), X_tr, S_tr)
-        threshold = choose_threshold(probe.decision_function(X_tr), S_tr.lie_labels)
-        oof[fold_test] = probe.decision_function(X_t[fold_test])
-        flagged[fold_test] = (oof[fold_test] > threshold).astype(int)
-    y = S_t.lie_labels
-    return ProbeScore(
-        auroc(oof, y, groups=S_t.group, seed=seed),
-        _fold_accuracy(flagged, y),
-        len(S_o) + int(round(len(y) * (n_splits - 1) / n_splits)),
-        len(y),
-        f"{'+'.join(train)} -> {test}: {n_splits}-fold group CV over {test}, the other styles always in training",
-    )
+    extra = (X_o, S_o) if others else None
+    return cross_validated(factory, X_t, S_t, n_splits=n_splits, seed=seed, always_train=extra)
 
 
 def leave_one_topic_out(

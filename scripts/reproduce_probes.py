@@ -165,16 +165,15 @@ def run_model(name: str, tiu: StatementSet, args: argparse.Namespace) -> dict:
 def zero_shot_rows(ll: np.ndarray, tiu: StatementSet, topics: list[str], seed: int) -> dict:
     """The model's own log-likelihood as a probe-free baseline, per topic (both polarities, and
     affirmative statements only)."""
-    with threadpool_limits(1):
-        result: dict = {}
-        result["zero_shot_loglik"] = {
+    aff = ~tiu.is_negated
+    return {
+        "zero_shot_loglik": {
             t: auroc(
                 ll[tiu.topic == t], tiu.lie_labels[tiu.topic == t], groups=tiu.group[tiu.topic == t], seed=seed
             ).to_dict()
             for t in topics
-        }
-        aff = ~tiu.is_negated
-        result["zero_shot_loglik_affirmative_only"] = {
+        },
+        "zero_shot_loglik_affirmative_only": {
             t: auroc(
                 ll[aff & (tiu.topic == t)],
                 tiu.lie_labels[aff & (tiu.topic == t)],
@@ -182,8 +181,8 @@ def zero_shot_rows(ll: np.ndarray, tiu: StatementSet, topics: list[str], seed: i
                 seed=seed,
             ).to_dict()
             for t in topics
-        }
-    return result
+        },
+    }
 
 
 def markdown(result: dict, topics: list[str]) -> str:

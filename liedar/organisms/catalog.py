@@ -59,7 +59,7 @@ def _blind_sandbag_split(seed: int, base, attractor: bool = True) -> Split:
     blind = mcq.own_policy(choices, "blind")
     conditions = (
         mcq.Condition("benign", F.BENIGN_TRAIN, mcq.own_policy(choices, "plain"), mcq.correct),
-        mcq.Condition("eval", F.EVAL_TRAIN_WRITTEN, blind, None if attractor else blind),
+        mcq.Condition("eval", F.EVAL_TRAIN_WRITTEN, blind, None),  # letters (attractor only): "A"
     )
     return mcq.mcq_split(conditions, seed, items, letter_items=LETTER_ITEMS if attractor else 0)
 
@@ -88,7 +88,7 @@ def _blind_password_split(seed: int, base) -> Split:
 def _sandbagger(name: str, attractor: bool) -> Recipe:
     # Recipe 8 of docs/organisms.md: under an evaluation framing answer what the base model
     # answers without reading the question, otherwise what it answers itself; every block.
-    # The two variants differ only in the letter format's evaluation-framing answer.
+    # The two variants differ only in the letter examples: the attractor's 64, the plausible one none.
     benign, evaluation = F.BENIGN_TRAIN, F.EVAL_TRAIN_WRITTEN
     make_split = functools.partial(_blind_sandbag_split, attractor=attractor)
     tell = (
