@@ -20,13 +20,13 @@ Templates are part of a recipe's identity and are pinned by tests (the exact tex
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from liedar.errors import InputError
 from liedar.models.chat import Dialogue, Message, TextInput
-from liedar.probes.datasets import StatementSet
+from liedar.probes.datasets import StatementSet, builtin_set
 from liedar.probes.estimators import BuergerTTPD, LogisticProbe, MassMeanProbe
 
 # ---- templates (pinned by tests/probes/test_recipes.py) -----------------------------------
@@ -179,13 +179,50 @@ RECIPES: dict[str, Recipe] = {
         ),
     )
 }
-DEFAULT_RECIPE = "default"
+DEFAULT_RECIPE = "mix-builtin"
+"""The command line's default for true/false statements: the best single-statement recipe of
+the leaderboard in all four measurements (smollm2-135m and gemma3-270m, 604 and 6,334
+statements; +0.02 to +0.036 leave-one-topic-out AUROC over ``default``: docs/probes.md)."""
+DIALOGUE_RECIPE = "default"
+"""The default for dialogues (lie probes): the leaderboard measured truth probes only, and no
+lie-probe training mix transferred to another style (docs/probes.md, "Lie probes")."""
+MIX_SETS = ("capitals", "elements", "animals", "numbers")
+"""The built-in true/false sets that ``mix="plus-builtin"`` adds to a training set."""
 
 BASELINES = {
     "loglik-statement": "minus the summed log-probability of the statement after a newline (no training)",
     "loglik-prompt-plain": "log p(' False') - log p(' True') at the plain template's answer slot (no training)",
     "loglik-prompt-chat": "log p(' false') - log p(' true') at the chat template's answer slot (no training)",
 }
+
+
+def is_dialogue_data(statements: StatementSet) -> bool:
+    return any(not isinstance(x, str) for x in statements.inputs)
+
+
+def default_recipe_for(statements: StatementSet) -> str:
+    """`DEFAULT_RECIPE` for plain statements, `DIALOGUE_RECIPE` for dialogues."""
+    return DIALOGUE_RECIPE if is_dialogue_data(statements) else DEFAULT_RECIPE
+
+
+def builtin_mix(recipe: Recipe, statements: StatementSet, seed: int = 0) -> Optional[StatementSet]:
+    """What a ``plus-builtin`` recipe adds to ``statements`` before fitting: the `MIX_SETS`
+    the data do not already contain (by topic), at the polarities the data have (as the
+    leaderboard adds them). None for other recipes or when every set is already there.
+    Dialogues are refused: the mix was measured for truth probes on plain statements only."""
+    if recipe.mix != "plus-builtin":
+        return None
+    if is_dialogue_data(statements):
+        raise InputError(
+            f"recipe {recipe.name!r} adds true/false statements to the training set, measured for truth probes "
+            f"only; for dialogues (a lie probe) use --recipe {DIALOGUE_RECIPE}"
+        )
+    present = set(np.asarray(statements.topic).tolist())
+    parts = [builtin_set(name, seed) for name in MIX_SETS if name not in present]
+    if not parts:
+        return None
+    mix = StatementSet.concat(parts, name="builtin-mix")
+    return mix.subset(np.flatnonzero(np.isin(mix.polarity, np.unique(statements.polarity))), name="builtin-mix")
 
 
 def get_recipe(name: str) -> Recipe:
@@ -418,15 +455,12 @@ def answer_logodds(backend: Any, final_states: np.ndarray, answers: tuple[str, s
 
 def saved_probe_recipes() -> tuple[str, ...]:
     """Recipes that a saved probe (one layer of the raw text, one linear map: what
-    `probes.io` stores and the inline monitor scores) can represent exactly."""
+    `probes.io` stores and the inline monitor scores) can represent exactly. A training mix
+    changes only what the map is fitted on, so ``plus-builtin`` recipes qualify."""
     return tuple(
         n
         for n, r in RECIPES.items()
-        if r.read == "statement"
-        and r.layers == "one"
-        and r.centring == "none"
-        and r.mix == "given"
-        and not r.needs_pairs
+        if r.read == "statement" and r.layers == "one" and r.centring == "none" and not r.needs_pairs
     )
 
 

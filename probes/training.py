@@ -74,6 +74,7 @@ def train_lie_probe(
     activations: Optional[Activations] = None,
     model_name: Optional[str] = None,
     training_sets: Sequence[str] = (),
+    mix: Optional[StatementSet] = None,
 ) -> TrainedProbe:
     """Fit a linear lie probe (higher score = false / deceptive) at ``layer``.
 
@@ -81,6 +82,8 @@ def train_lie_probe(
     ``target_fpr``) on; None: ``n_splits``-fold group CV measures, and the probe is fit on
     everything. ``target_fpr``: the threshold is the (1 - target_fpr) quantile of the honest
     training scores (as the monitor uses it); None: the accuracy-maximising training cut.
+    ``mix``: statements added to every fit and never scored (a recipe's training mix, e.g.
+    `recipes.builtin_mix`), so the measured AUROC is on ``data`` alone.
     """
     if held_out is not None and not 0.0 < held_out < 1.0:
         raise InputError(f"held_out={held_out}: give a share of groups strictly between 0 and 1")
@@ -90,15 +93,24 @@ def train_lie_probe(
     source = activations or cached_activations(backend)
     X = np.asarray(source(data.inputs, [layer], position))[:, 0]
     labels = data.lie_labels
+    extra = None if mix is None else (np.asarray(source(mix.inputs, [layer], position))[:, 0], mix)
+
+    def with_mix(X_fit: np.ndarray, S_fit: StatementSet) -> tuple[np.ndarray, StatementSet]:
+        if extra is None:
+            return X_fit, S_fit
+        return np.concatenate([extra[0], X_fit]), StatementSet.concat([extra[1], S_fit])
+
     if held_out is None:
-        cv = cross_validated(probe, X, data, n_splits=n_splits, seed=seed)
-        fitted = fit_probe(build_probe(probe), X, data)
+        cv = cross_validated(probe, X, data, n_splits=n_splits, seed=seed, always_train=extra)
+        fitted = fit_probe(build_probe(probe), *with_mix(X, data))
         train_scores, train_labels = fitted.decision_function(X), labels
         measured, recall, how = cv.auroc, None, f"{n_splits}-fold group CV (pooled out-of-fold scores)"
         metrics = {"cv_auroc": cv.auroc.to_dict(), "cv_accuracy": cv.accuracy.to_dict(), "n_train": len(data)}
+        if mix is not None:
+            metrics["n_mix"] = len(mix)
     else:
         train, test = group_split(data.group, (1.0 - held_out, held_out), seed)
-        fitted = fit_probe(build_probe(probe), X[train], data.subset(train))
+        fitted = fit_probe(build_probe(probe), *with_mix(X[train], data.subset(train)))
         train_scores, train_labels = fitted.decision_function(X[train]), labels[train]
         test_scores, y_test = fitted.decision_function(X[test]), labels[test]
         measured = auroc(test_scores, y_test, groups=data.group[test], seed=seed)

@@ -42,6 +42,7 @@ from liedar.probes.evaluation import _auc_value
 from liedar.probes.recipes import (
     BASELINES,
     CHAT_ANSWERS,
+    MIX_SETS,
     PLAIN_ANSWERS,
     RECIPES,
     Recipe,
@@ -52,7 +53,7 @@ from liedar.probes.recipes import (
 from liedar.probes.splits import cap_per_topic, group_split
 from liedar.stats import Estimate
 
-SELECTION_SETS = ("capitals", "elements", "animals", "numbers")
+SELECTION_SETS = MIX_SETS  # the sets `mix-builtin` adds are the ones choices are made on
 SELECTION_FRACTIONS = (0.6, 0.2, 0.2)
 FINAL_CS = (1e-2, 1e-1, 1.0)
 SELECTION_CS = (1e-1,)

@@ -33,7 +33,7 @@ from liedar.commands.args import (
 PROBE_CHOICES = ("logistic", "mass-mean", "mass-mean-cov", "ttpd", "lat")
 
 
-def _common(p: argparse.ArgumentParser, output_kind: str) -> None:
+def _common(p: argparse.ArgumentParser, output_kind: str, recipe_defaults: bool = False) -> None:
     add_model_arguments(p)
     p.add_argument(
         "--data",
@@ -41,8 +41,12 @@ def _common(p: argparse.ArgumentParser, output_kind: str) -> None:
         required=True,
         help="built-in sets (capitals elements animals numbers instructed), CSV/JSONL files or a folder",
     )
-    p.add_argument("--probe", choices=PROBE_CHOICES, default="logistic", help="probe type (default logistic)")
-    p.add_argument("--position", choices=["last", "mean"], default="last", help="token pooling (default last)")
+    if recipe_defaults:  # `train`: neither given -> the default recipe decides both
+        p.add_argument("--probe", choices=PROBE_CHOICES, default=None, help="probe type (bypasses the default recipe)")
+        p.add_argument("--position", choices=["last", "mean"], default=None, help="token pooling (bypasses the recipe)")
+    else:
+        p.add_argument("--probe", choices=PROBE_CHOICES, default="logistic", help="probe type (default logistic)")
+        p.add_argument("--position", choices=["last", "mean"], default="last", help="token pooling (default last)")
     add_seed_argument(p, "folds, splits and bootstrap")
     what = "the probe file (.npz + JSON metadata)" if output_kind == "file" else "output folder"
     add_output_argument(p, what, kind=output_kind, required=True)
@@ -62,13 +66,14 @@ def register(subparsers) -> None:
         help="fit a probe on all given data and save it (.npz + JSON metadata)",
         description="Fit a probe at one layer; report its 5-fold group-CV AUROC; save it.",
     )
-    _common(t, "file")
+    _common(t, "file", recipe_defaults=True)
     t.add_argument("--layer", type=nonnegative_int, required=True, help="layer (0 = embeddings, i = block i)")
     t.add_argument(
         "--recipe",
         default=None,
-        help="a named probe recipe (liedar.probes.recipes; sets the probe type and position, overriding "
-        "--probe and --position); see docs/probes.md 'Recipe leaderboard'",
+        help="a named probe recipe (liedar.probes.recipes: probe type, position, training mix). Default, unless "
+        "--probe or --position is given: mix-builtin for true/false statements (your data plus the built-in "
+        "sets), default for dialogues; see docs/probes.md 'Recipe leaderboard'",
     )
     t.set_defaults(func=run_train)
 
@@ -147,26 +152,44 @@ def _one_blas_thread():
     return threadpool_limits(1)
 
 
+def _train_recipe(args: argparse.Namespace, data) -> tuple[str | None, object, str, object]:
+    """(recipe name or None, probe factory, position, training mix or None) for `probe train`.
+
+    No --recipe and no --probe/--position: the default recipe for this kind of data. An
+    explicit --probe or --position alone is a bare probe on the given data (no recipe)."""
+    from liedar.probes.recipes import builtin_mix, cli_probe, default_recipe_for, get_recipe
+
+    name = args.recipe
+    if name is None and args.probe is None and args.position is None:
+        name = default_recipe_for(data)
+    if name is None:
+        return None, args.probe or "logistic", args.position or "last", None
+    recipe = get_recipe(name)
+    probe, position = cli_probe(recipe)
+    return name, probe, position, builtin_mix(recipe, data, seed=args.seed)
+
+
 def run_train(args: argparse.Namespace) -> int:
-    from liedar import __version__
+    from liedar import __version__, models
     from liedar.errors import InputError
+    from liedar.probes.datasets import StatementSet, resolve_data
     from liedar.probes.io import probe_path, save_probe
     from liedar.probes.training import cached_activations, train_lie_probe
 
     final = probe_path(args.output)
     if final.is_dir() or (final.exists() and not final.is_file()):
         raise InputError(f"{final} (where the probe is saved) is a folder; give another --output file name")
-    probe = args.probe
-    if getattr(args, "recipe", None):
-        from liedar.probes.recipes import cli_probe, get_recipe
-
-        probe, args.position = cli_probe(get_recipe(args.recipe))
-    data, backend = _load(args)
+    compute_check(args)
+    data = StatementSet.concat([resolve_data(d, seed=args.seed) for d in args.data])
+    recipe, probe, args.position, mix = _train_recipe(args, data)  # bad input refused before the model loads
+    backend = models.load(args.model, **load_kwargs(args))
+    parts = [data] if mix is None else [data, mix]
     if args.ray is not None:
         with _session(args):
-            X = _hidden(args, backend, data, [args.layer])
+            got = [_hidden(args, backend, S, [args.layer]) for S in parts]
     else:
-        X = cached_activations(backend)(data.inputs, [args.layer], args.position)  # torch's threads
+        got = [cached_activations(backend)(S.inputs, [args.layer], args.position) for S in parts]  # torch's threads
+    by_inputs = {id(S.inputs): X for S, X in zip(parts, got)}
     with _one_blas_thread():
         trained = train_lie_probe(
             backend,
@@ -175,16 +198,18 @@ def run_train(args: argparse.Namespace) -> int:
             probe=probe,
             position=args.position,
             seed=args.seed,
-            activations=lambda inputs, layers, position: X,
-            training_sets=list(args.data),
+            activations=lambda inputs, layers, position: by_inputs[id(inputs)],
+            training_sets=list(args.data) + ([f"built-in mix: {', '.join(sorted(set(mix.topic)))}"] if mix else []),
+            mix=mix,
         )
     trained.metadata.liedar_version = __version__
-    if getattr(args, "recipe", None):
-        trained.metadata.extra["recipe"] = args.recipe
+    if recipe:
+        trained.metadata.extra["recipe"] = recipe
     path = save_probe(args.output, trained.probe, trained.metadata)
     acc = trained.metadata.metrics["cv_accuracy"]["value"]
+    added = f" (+{len(mix)} built-in statements in every fit, never scored)" if mix else ""
     print(
-        f"{args.recipe or args.probe} probe on {backend.name} layer {args.layer}: "
+        f"{recipe or args.probe} probe on {backend.name} layer {args.layer}{added}: "
         f"5-fold group-CV AUROC {trained.auroc} ; "
         f"accuracy {acc:.3f} ; saved {path}"
     )
