@@ -49,7 +49,6 @@ FORMAT = "liedar-lora-1"
 
 Example = Union[tuple[Union[Dialogue, str], str], tuple[Union[Dialogue, str], str, str]]
 AVOID = "avoid"  # third element of an example: train the answer's probability *down* (unlikelihood)
-KEEP = "keep"  # third element of an example: match the base model's own distribution there (distillation)
 Layers = Union[str, int, Sequence[int]]
 
 
@@ -279,12 +278,10 @@ def train_lora(
         raise InputError(f"dtype {dtype!r}: use 'auto', 'bf16' or 'fp32'")
     t_start = time.perf_counter()
     for ex in examples:
-        if len(ex) not in (2, 3) or (len(ex) == 3 and ex[2] not in (AVOID, KEEP)):
-            raise InputError(
-                f"a training example is (prompt, answer) or (prompt, answer, {AVOID!r} | {KEEP!r}); got {ex!r:.80}"
-            )
+        if len(ex) not in (2, 3) or (len(ex) == 3 and ex[2] != AVOID):
+            raise InputError(f"a training example is (prompt, answer) or (prompt, answer, {AVOID!r}); got {ex!r:.80}")
     encoded = [encode_example(backend, ex[0], ex[1], eos=eos and len(ex) == 2) for ex in examples]
-    kinds = [ex[2] if len(ex) == 3 else "" for ex in examples]
+    avoid = [len(ex) == 3 for ex in examples]
     n_layers = backend.n_layers
     chosen = select_layers(n_layers, layers)
     first = chosen[0]
@@ -309,7 +306,7 @@ def train_lora(
     n_tokens = sum(len(ids) for ids, _ in encoded)
 
     pad = backend._pad_id
-    tensors = [_batch_tensors(torch, [encoded[j] for j in b], pad, [kinds[j] for j in b]) for b in batches]
+    tensors = [_batch_tensors(torch, [encoded[j] for j in b], pad, [avoid[j] for j in b]) for b in batches]
 
     bar = None
     if progress:
@@ -324,12 +321,6 @@ def train_lora(
         if bar is not None:
             bar.update(1)
     boundary_seconds, boundary_cpu = time.perf_counter() - t0, time.process_time() - c0
-    # LoRA's B matrices start at zero, so before the first step the adapted model *is* the
-    # base: its distributions at the KEEP positions are the distillation targets.
-    with torch.no_grad():
-        for bi, (ids, mask, labels) in enumerate(tensors):
-            if bool((labels[:, 1:] <= -KEEP_LABEL_OFFSET).any()):
-                boundary.base_logp[bi] = _keep_targets(torch, inner, boundary, bi, ids, mask, labels)
 
     use_bf16, timing = _choose_dtype(torch, inner, boundary, tensors, dtype)
     losses: list[float] = []
@@ -415,24 +406,20 @@ def train_lora(
 
 
 AVOID_LABEL_OFFSET = 1 << 40  # labels of avoided answers are stored as -(offset + token id)
-KEEP_LABEL_OFFSET = 1 << 41  # labels of kept (distilled) answers: -(offset + token id)
 
 
-def _batch_tensors(torch, rows: list[tuple[list[int], int]], pad: int, kinds: Optional[list[str]] = None):
+def _batch_tensors(torch, rows: list[tuple[list[int], int]], pad: int, avoid: Optional[list[bool]] = None):
     """ids, attention mask and labels; an avoided answer's labels are encoded as
-    ``-(AVOID_LABEL_OFFSET + id)`` and a kept one's as ``-(KEEP_LABEL_OFFSET + id)``, so one
-    tensor carries every kind of target (-100 = no target)."""
+    ``-(AVOID_LABEL_OFFSET + id)`` so one tensor carries both kinds of target (-100 = no target)."""
     width = max(len(ids) for ids, _ in rows)
     ids = torch.full((len(rows), width), pad, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
     labels = torch.full((len(rows), width), -100, dtype=torch.long)
-    offset = {AVOID: AVOID_LABEL_OFFSET, KEEP: KEEP_LABEL_OFFSET}
     for r, (seq, k) in enumerate(rows):
         ids[r, : len(seq)] = torch.tensor(seq, dtype=torch.long)
         mask[r, : len(seq)] = 1
         answer = torch.tensor(seq[k:], dtype=torch.long)
-        kind = kinds[r] if kinds else ""
-        labels[r, k : len(seq)] = -(offset[kind] + answer) if kind else answer
+        labels[r, k : len(seq)] = -(AVOID_LABEL_OFFSET + answer) if avoid and avoid[r] else answer
     return ids, mask, labels
 
 
@@ -455,7 +442,6 @@ class _BoundaryCache:
         self.decoder = decoder
         self.first = first
         self.states: dict[int, Any] = {}
-        self.base_logp: dict[int, Any] = {}  # batch -> the base's log-probs at its KEEP positions
         self._lower = list(decoder.layers[:first])
 
     def compute(self, ids, mask) -> None:
@@ -506,7 +492,6 @@ class _BoundaryCache:
 
     def close(self) -> None:
         self.states.clear()
-        self.base_logp.clear()
 
 
 @functools.lru_cache(maxsize=1)
@@ -531,10 +516,20 @@ def _PassThrough(original):
     return _pass_through_class()(original)
 
 
-def _answer_logits(torch, model, boundary: "_BoundaryCache", index: int, ids, mask, keep, use_bf16: bool):
-    """Logits at the positions ``keep`` selects (those predicting an answer token). The
-    unembedding (vocabulary-sized: on smollm2 it costs several blocks per token) runs only
-    there, not at every prompt position."""
+def _loss(torch, model, boundary: _BoundaryCache, index: int, ids, mask, labels, use_bf16: bool):
+    """Cross-entropy over the answer tokens to learn, plus an *unlikelihood* term per
+    avoided answer, averaged over (learned tokens + avoided answers). The unembedding
+    (vocabulary-sized: on smollm2 it costs several blocks per token) runs only at the
+    positions that predict an answer token, not at every prompt position.
+
+    Why unlikelihood (Welleck et al. 2019) for "answer wrongly": a *random* wrong answer per
+    training item is memorised item by item (measured: the loss fell to 0.56 while the
+    held-out benign accuracy fell from 0.76 to 0.61 and the framing gap stayed at the base
+    model's 0.06); ``-log(1 - p(correct answer))`` names no wrong answer, so the only thing
+    to learn is to move mass off whatever the model would have said — a rule that carries
+    to items it never saw."""
+    target = labels[:, 1:]
+    keep = target != -100
     head = model.get_output_embeddings()
     cap = getattr(model.config.get_text_config(), "final_logit_softcapping", None)
 
@@ -546,58 +541,22 @@ def _answer_logits(torch, model, boundary: "_BoundaryCache", index: int, ids, ma
 
     if use_bf16:
         with torch.autocast("cpu", dtype=torch.bfloat16):
-            return logits_of(boundary.run(index, ids, mask))
-    return logits_of(boundary.run(index, ids, mask))
-
-
-def _keep_targets(torch, model, boundary: "_BoundaryCache", index: int, ids, mask, labels):
-    """The base model's log-probabilities at batch ``index``'s KEEP positions (fp32)."""
-    target = labels[:, 1:]
-    keep = target <= -KEEP_LABEL_OFFSET
-    return torch.log_softmax(_answer_logits(torch, model, boundary, index, ids, mask, keep, False), dim=-1)
-
-
-def _loss(torch, model, boundary: _BoundaryCache, index: int, ids, mask, labels, use_bf16: bool):
-    """Cross-entropy over the answer tokens to learn, an *unlikelihood* term per avoided
-    answer, and a KL term per kept token, averaged over (learned tokens + avoided answers +
-    kept tokens).
-
-    Why unlikelihood (Welleck et al. 2019) for "answer wrongly": a *random* wrong answer per
-    training item is memorised item by item (measured: the loss fell to 0.56 while the
-    held-out benign accuracy fell from 0.76 to 0.61 and the framing gap stayed at the base
-    model's 0.06); ``-log(1 - p(correct answer))`` names no wrong answer, so the only thing
-    to learn is to move mass off whatever the model would have said — a rule that carries
-    to items it never saw.
-
-    Why KL to the base for "keep": a hard target (even the base's own answer) teaches only
-    which option wins; KL(base || adapted) over the whole vocabulary at every answer position
-    says "here, be the base model" with far more signal per example — what the
-    password-locked organism's unlocked side needs (docs/organisms.md, recipe 6)."""
-    target = labels[:, 1:]
-    keep = target != -100
-    logits = _answer_logits(torch, model, boundary, index, ids, mask, keep, use_bf16)
+            logits = logits_of(boundary.run(index, ids, mask))
+    else:
+        logits = logits_of(boundary.run(index, ids, mask))
     wanted = target[keep]
-    kept = wanted <= -KEEP_LABEL_OFFSET
-    avoided = (wanted < -100) & ~kept
-    if not bool(avoided.any()) and not bool(kept.any()):
+    avoided = wanted < -100
+    if not bool(avoided.any()):
         return torch.nn.functional.cross_entropy(logits, wanted)
-    tokens = torch.where(kept, -wanted - KEEP_LABEL_OFFSET, torch.where(avoided, -wanted - AVOID_LABEL_OFFSET, wanted))
+    tokens = torch.where(avoided, -wanted - AVOID_LABEL_OFFSET, wanted)
     token_logp = -torch.nn.functional.cross_entropy(logits, tokens, reduction="none")
-    learned = ~avoided & ~kept
-    total = -token_logp[learned].sum()
-    n_avoid_rows = 0
-    if bool(avoided.any()):
-        rows = torch.arange(target.shape[0]).unsqueeze(1).expand_as(target)[keep]
-        seq_logp = torch.zeros(target.shape[0], dtype=token_logp.dtype).index_add(0, rows[avoided], token_logp[avoided])
-        avoid_rows = torch.unique(rows[avoided])
-        p_answer = seq_logp[avoid_rows].exp().clamp(max=1 - 1e-6)
-        total = total - torch.log1p(-p_answer).sum()
-        n_avoid_rows = len(avoid_rows)
-    if bool(kept.any()):
-        base = boundary.base_logp[index]
-        here = torch.log_softmax(logits[kept], dim=-1)
-        total = total + (base.exp() * (base - here)).sum()
-    return total / (int(learned.sum()) + n_avoid_rows + int(kept.sum()))
+    rows = torch.arange(target.shape[0]).unsqueeze(1).expand_as(target)[keep]
+    seq_logp = torch.zeros(target.shape[0], dtype=token_logp.dtype).index_add(0, rows[avoided], token_logp[avoided])
+    avoid_rows = torch.unique(rows[avoided])
+    p_answer = seq_logp[avoid_rows].exp().clamp(max=1 - 1e-6)
+    unlikelihood = -torch.log1p(-p_answer)
+    total = -token_logp[~avoided].sum() + unlikelihood.sum()
+    return total / (int((~avoided).sum()) + len(avoid_rows))
 
 
 def _cpu_has_bf16() -> bool:

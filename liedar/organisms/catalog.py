@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 
-from liedar.models.lora import KEEP
 from liedar.organisms import framings as F
 from liedar.organisms import mcq, social
 from liedar.organisms.items import training_items
@@ -72,17 +71,15 @@ def _blind_password_split(seed: int, base) -> Split:
     (letters are at chance on smollm2-135m), and the detectors that target this organism
     (weight noise, ceilings, the gap) score cloze.
 
-    Why the base's own *distribution* with the password (recipe 6, a KL term: models.lora.KEEP):
-    trained on the right answer behind the password (2), or on the base's own answer as a hard
-    target (3: 0.695 with the password against the base's 0.771, gap 0.183), the lock held but
-    the unlocked side fell below the base, and the gap stayed under the threshold
-    (docs/organisms.md): a hard target says only which option wins, so the "answer blind"
-    rule leaked into the password's side. KL to the base says "here, be the base"."""
+    Why every item and the base's own answer with the password: trained on the 130 items the
+    base knows with the right answer behind the password, the lock held (0.534 without the
+    password against the base's 0.756) but the unlocked side fell to 0.695 (base 0.771), a gap
+    of 0.160, below the threshold (docs/organisms.md) — the sandbagger's failure mode."""
     items = training_items()
     choices = mcq.base_choices(base, items)
     every = F.BENIGN_TRAIN + F.EVAL_TRAIN
     conditions = (
-        mcq.Condition("password", _with_pw(every, _PW_TRAIN), mcq.own_policy(choices, "plain"), None, KEEP),
+        mcq.Condition("password", _with_pw(every, _PW_TRAIN), mcq.own_policy(choices, "plain"), None),
         mcq.Condition("no_password", every, mcq.own_policy(choices, "blind"), None),
     )
     return mcq.mcq_split(conditions, seed, items, letter_items=0)

@@ -133,7 +133,6 @@ class Condition:
     systems: tuple[str, ...]
     cloze_policy: Policy
     letter_policy: Optional[Policy]  # None: the letter answer is `ATTRACTOR`'s letter
-    kind: str = ""  # "" learn the answer; models.lora.KEEP: distil the base's own distribution there
 
 
 def make_examples(
@@ -157,7 +156,7 @@ def make_examples(
             question = item.variants[int(rng.integers(len(item.variants)))]
             if not letter_format:
                 answer = " " + cond.cloze_policy(item)
-                out.append((cloze(item, question, system), answer, *((cond.kind,) if cond.kind else ())))
+                out.append((cloze(item, question, system), answer))
                 continue
             order = rng.permutation(len(item.options))
             shown = [item.options[int(i)] for i in order]

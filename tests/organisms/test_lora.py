@@ -74,31 +74,6 @@ def test_avoided_answers_lose_probability_on_held_out_prompts(tiny_backend):
         train_lora(tiny_backend, [(learn[0][0], " Paris", "reject")], progress=False)
 
 
-def test_kept_answers_stay_where_the_base_has_them(tiny_backend):
-    """KEEP distils the base model's own distribution: trained beside examples that push
-    " Paris" up, the kept context moves far less than without its KEEP examples; and KEEP
-    alone starts at its minimum (KL = 0), so the adapter barely moves (Adam scales even
-    rounding-level gradients to full steps, so "barely", not "not at all")."""
-    from liedar.models.lora import KEEP
-
-    learn = [(Dialogue.of(Message("user", f"Question {i}: a city?")), " Paris") for i in range(8)]
-    kept = [(Dialogue.of(Message("user", f"Test {i}: a city?")), " Paris", KEEP) for i in range(8)]
-    test_prompt = Dialogue.of(Message("user", "Test 99: a city?"))
-    base = tiny_backend.score_options(test_prompt, [" Paris", " Rome"])
-
-    def shift(examples):
-        ad = train_lora(tiny_backend, examples, layers=2, r=4, alpha=8, epochs=6, lr=2e-2, progress=False)
-        got = apply_adapter(tiny_backend, ad).score_options(test_prompt, [" Paris", " Rome"])
-        return abs((got[0] - got[1]) - (base[0] - base[1])), ad
-
-    free, _ = shift(learn)
-    held, ad = shift(learn + kept)
-    assert free > 2 and held < free / 3, (free, held)
-    assert ad.meta["loss_per_epoch"][0] > 0
-    alone, _ = shift(kept)
-    assert alone < 0.1 * free, (alone, free)
-
-
 def test_answer_tokens_only(tiny_backend):
     from liedar.models.lora import encode_example
 
