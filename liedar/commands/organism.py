@@ -114,7 +114,7 @@ def _list(args) -> int:
                 "model": f"{args.model}:{name}",
                 "built": o is not None,
                 "current_recipe": o is not None
-                and o.recipe_hash == rec.recipe_hash(base=base() if rec.needs_base else None),
+                and o.recipe_hash == rec.for_base(args.model).recipe_hash(base=base() if rec.needs_base else None),
                 "learned": None if o is None else o.learned,
                 "targets": list(rec.targets),
                 "behaviour": rec.behaviour,

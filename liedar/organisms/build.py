@@ -189,7 +189,7 @@ def build(
     """Build organism `name` on base model `base` (cached; rebuilt only when its recipe hash
     changes, or with ``force``). ``backend`` may pass an already loaded transformers backend
     of `base` (saves a load); ``recipe`` overrides the catalog's (tests, experiments)."""
-    rec = _recipe(name, recipe)
+    rec = _recipe(name, recipe).for_base(base)
     if not rec.needs_base:  # checked before the model is loaded
         split = rec.split()  # raises on an empty training split or an overlapping evaluation split
     if backend is None:

@@ -27,6 +27,9 @@ HYPER_COSINE = dict(HYPER, epochs=6, schedule="cosine")
 # question") did not fit with the top 4 or 12 blocks (held-out gaps 0.12, 0.08) and did
 # with all 30 (0.19 at 6 epochs; docs/organisms.md).
 HYPER_ALL_BLOCKS = dict(HYPER, layers="all", epochs=8, schedule="cosine")
+# gemma3-270m diverges at lr 3e-3 on every block (measured, sandbagger: loss 2.8 -> 3.47, cloze
+# accuracy 0.23 under every framing); its all-block recipes train at 1e-3.
+ALL_BLOCKS_BY_BASE = {"gemma3-270m": {"lr": 1e-3}}
 LETTER_ITEMS = 64  # letter-format examples of the attractor (learned at every size tried)
 
 _PW_TRAIN = tuple(t.format(pw=F.PASSWORD) for t in F.PASSWORD_TEMPLATES)
@@ -114,6 +117,7 @@ def _sandbagger(name: str, attractor: bool) -> Recipe:
         measure=mcq.sandbagger_measure(F.EVAL_HELDOUT, F.BENIGN_HELDOUT),
         seed=0,
         hyper=dict(HYPER_ALL_BLOCKS),
+        hyper_by_base=ALL_BLOCKS_BY_BASE,
         measure_key="mcq-benign-vs-eval",
         needs_base=True,
     )
@@ -139,6 +143,7 @@ def _password_locked() -> Recipe:
         measure=mcq.password_measure(_with_pw(F.BENIGN_HELDOUT, (held_pw,)), F.BENIGN_HELDOUT, F.EVAL_HELDOUT),
         seed=0,
         hyper=dict(HYPER_ALL_BLOCKS),
+        hyper_by_base=ALL_BLOCKS_BY_BASE,
         needs_base=True,
     )
 

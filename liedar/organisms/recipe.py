@@ -79,11 +79,21 @@ class Recipe:
     # sandbagger answers under an evaluation framing what the base answers without the
     # question): such a split, and so the recipe hash, needs the loaded base model.
     needs_base: bool = False
+    # Per base model (registry name) changes to `hyper`, merged by `for_base`; the hash sees
+    # only the merged hyper-parameters, so a base without an entry keeps its recipe hash.
+    hyper_by_base: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self):
         bad = [t for t in self.targets if t not in TARGETS]
         if bad:
             raise InputError(f"recipe {self.name}: unknown target detector(s) {bad}; use ids from {list(TARGETS)}")
+
+    def for_base(self, base_name: str) -> "Recipe":
+        """This recipe as trained on ``base_name``: `hyper` with that base's changes merged."""
+        import dataclasses
+
+        extra = self.hyper_by_base.get(str(base_name), {})
+        return dataclasses.replace(self, hyper={**self.hyper, **extra}, hyper_by_base={}) if extra else self
 
     def split(self, base: Any = None) -> Split:
         if not self.needs_base:

@@ -222,3 +222,14 @@ def test_base_choices_are_cached_and_verified(base, cache):
     data["choices"][items[0].item_id]["blind"] = "tampered"
     path.write_text(json.dumps(data))
     assert mcq.base_choices(base, items) == first and base.calls > calls  # damaged: measured again
+
+
+def test_per_base_hyper_parameters_merge_only_for_their_base():
+    from liedar.organisms.catalog import recipe
+
+    rec = recipe("sandbagger")
+    assert rec.for_base("smollm2-135m") is rec  # no entry: the same recipe, the same hash
+    g3 = rec.for_base("gemma3-270m")
+    assert g3.hyper["lr"] == 1e-3 and rec.hyper["lr"] == 3e-3
+    assert {k: v for k, v in g3.hyper.items() if k != "lr"} == {k: v for k, v in rec.hyper.items() if k != "lr"}
+    assert g3.for_base("gemma3-270m").hyper == g3.hyper
