@@ -76,8 +76,12 @@ def read_input(read: str, statement: str) -> TextInput:
     raise InputError(f"unknown read mode {read!r}: choose one of {', '.join(READS)}")
 
 
+def is_dialogue_data(statements: StatementSet) -> bool:
+    return any(not isinstance(x, str) for x in statements.inputs)
+
+
 def read_inputs(read: str, statements: StatementSet) -> list[TextInput]:
-    if any(not isinstance(x, str) for x in statements.inputs):
+    if is_dialogue_data(statements):
         raise InputError(f"recipe read mode {read!r} needs plain-text statements, not dialogues")
     return [read_input(read, str(x)) for x in statements.inputs]
 
@@ -194,10 +198,6 @@ BASELINES = {
     "loglik-prompt-plain": "log p(' False') - log p(' True') at the plain template's answer slot (no training)",
     "loglik-prompt-chat": "log p(' false') - log p(' true') at the chat template's answer slot (no training)",
 }
-
-
-def is_dialogue_data(statements: StatementSet) -> bool:
-    return any(not isinstance(x, str) for x in statements.inputs)
 
 
 def default_recipe_for(statements: StatementSet) -> str:

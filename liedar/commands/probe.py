@@ -102,15 +102,24 @@ def register(subparsers) -> None:
     p.set_defaults(func=lambda args: usage_error(p, sub.choices))
 
 
-def _load(args: argparse.Namespace):
-    """Data first (cheap, fails fast on bad input), then the model."""
-    from liedar import models
+def _data(args: argparse.Namespace):
+    """The --data sets as one StatementSet, after the compute options are checked (cheap: fails fast)."""
     from liedar.probes.datasets import StatementSet, resolve_data
 
     compute_check(args)
-    data = StatementSet.concat([resolve_data(d, seed=args.seed) for d in args.data])
-    backend = models.load(args.model, **load_kwargs(args))
-    return data, backend
+    return StatementSet.concat([resolve_data(d, seed=args.seed) for d in args.data])
+
+
+def _model(args: argparse.Namespace):
+    from liedar import models
+
+    return models.load(args.model, **load_kwargs(args))
+
+
+def _load(args: argparse.Namespace):
+    """Data first (cheap, fails fast on bad input), then the model."""
+    data = _data(args)
+    return data, _model(args)
 
 
 def _session(args):
@@ -170,19 +179,17 @@ def _train_recipe(args: argparse.Namespace, data) -> tuple[str | None, object, s
 
 
 def run_train(args: argparse.Namespace) -> int:
-    from liedar import __version__, models
+    from liedar import __version__
     from liedar.errors import InputError
-    from liedar.probes.datasets import StatementSet, resolve_data
     from liedar.probes.io import probe_path, save_probe
     from liedar.probes.training import cached_activations, train_lie_probe
 
     final = probe_path(args.output)
     if final.is_dir() or (final.exists() and not final.is_file()):
         raise InputError(f"{final} (where the probe is saved) is a folder; give another --output file name")
-    compute_check(args)
-    data = StatementSet.concat([resolve_data(d, seed=args.seed) for d in args.data])
+    data = _data(args)
     recipe, probe, args.position, mix = _train_recipe(args, data)  # bad input refused before the model loads
-    backend = models.load(args.model, **load_kwargs(args))
+    backend = _model(args)
     parts = [data] if mix is None else [data, mix]
     if args.ray is not None:
         with _session(args):
