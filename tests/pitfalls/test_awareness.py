@@ -16,7 +16,7 @@ D = 24
 def _acts(ps, shared: float, per_family: float, seed: int = 0) -> np.ndarray:
     """Noise + ``shared`` x one evaluation direction + ``per_family`` x each family's own direction."""
     rng = np.random.default_rng(seed)
-    fam_dirs = {f: rng.normal(size=D) for f in set(ps.families)}
+    fam_dirs = {f: rng.normal(size=D) for f in sorted(set(ps.families))}  # sorted: set order follows the hash seed
     shared_dir = rng.normal(size=D)
     X = rng.normal(size=(len(ps.inputs), D))
     for k, (f, y) in enumerate(zip(ps.families, ps.labels)):
