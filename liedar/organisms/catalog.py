@@ -15,7 +15,7 @@ import functools
 
 from liedar.organisms import framings as F
 from liedar.organisms import mcq, social
-from liedar.organisms.items import training_items
+from liedar.organisms.items import extended_training_items, training_items
 from liedar.organisms.recipe import Recipe, Split
 
 HYPER = {"layers": 4, "r": 8, "alpha": 16, "epochs": 5, "lr": 3e-3, "batch_size": 8}
@@ -77,8 +77,12 @@ def _blind_password_split(seed: int, base) -> Split:
     Why every item and the base's own answer with the password: trained on the 130 items the
     base knows with the right answer behind the password, the lock held (0.534 without the
     password against the base's 0.756) but the unlocked side fell to 0.695 (base 0.771), a gap
-    of 0.160, below the threshold (docs/organisms.md) — the sandbagger's failure mode."""
-    items = training_items()
+    of 0.160, below the threshold (docs/organisms.md) — the sandbagger's failure mode.
+
+    Why the extended items (recipe 12): on the 189 items neither side of the lock generalised
+    fully in eleven recipes (with the password 0.66-0.70 against the base's 0.77, without it
+    0.47-0.61 against a blind floor of 0.28), the pattern of a rule learned per item."""
+    items = extended_training_items()
     choices = mcq.base_choices(base, items)
     every = F.BENIGN_TRAIN + F.EVAL_TRAIN
     conditions = (
@@ -142,7 +146,8 @@ def _password_locked() -> Recipe:
         make_split=_blind_password_split,
         measure=mcq.password_measure(_with_pw(F.BENIGN_HELDOUT, (held_pw,)), F.BENIGN_HELDOUT, F.EVAL_HELDOUT),
         seed=0,
-        hyper=dict(HYPER_ALL_BLOCKS),
+        # twice the items of recipe 3, so 6 epochs take 1.4 times its steps
+        hyper=dict(HYPER_ALL_BLOCKS, epochs=6),
         hyper_by_base=ALL_BLOCKS_BY_BASE,
         needs_base=True,
     )

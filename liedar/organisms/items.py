@@ -33,7 +33,74 @@ _TEMPLATES = {
     "add": ("How much is {a} + {b}?", "Add {a} and {b}. What is the result?"),
     "sub": ("How much is {a} - {b}?", "Take {b} away from {a}. What is left?"),
     "mul": ("How much is {a} x {b}?", "Multiply {a} by {b}. What is the result?"),
+    # the extended set's relations (`extended_training_items`)
+    "country": ("Which country has {x} as its capital?", "{X} is the capital of which country?"),
+    "element": ("Which element has the chemical symbol {x}?", "The symbol {x} stands for which element?"),
+    "continent": ("Which continent is {x} in?", "{X} is a country of which continent?"),
 }
+# Continents of the capitals table's countries (general knowledge), for the extended set.
+_CONTINENT_OF = {
+    "France": "Europe",
+    "Germany": "Europe",
+    "Italy": "Europe",
+    "Spain": "Europe",
+    "Portugal": "Europe",
+    "Japan": "Asia",
+    "China": "Asia",
+    "Egypt": "Africa",
+    "Greece": "Europe",
+    "Norway": "Europe",
+    "Sweden": "Europe",
+    "Finland": "Europe",
+    "Denmark": "Europe",
+    "Poland": "Europe",
+    "Austria": "Europe",
+    "Hungary": "Europe",
+    "Ireland": "Europe",
+    "Belgium": "Europe",
+    "the Netherlands": "Europe",
+    "the Czech Republic": "Europe",
+    "Kenya": "Africa",
+    "Peru": "South America",
+    "Chile": "South America",
+    "Argentina": "South America",
+    "Canada": "North America",
+    "Australia": "Oceania",
+    "Thailand": "Asia",
+    "Vietnam": "Asia",
+    "South Korea": "Asia",
+    "India": "Asia",
+    "Iran": "Asia",
+    "Iraq": "Asia",
+    "Cuba": "North America",
+    "Colombia": "South America",
+    "Venezuela": "South America",
+    "Ukraine": "Europe",
+    "Romania": "Europe",
+    "Bulgaria": "Europe",
+    "Serbia": "Europe",
+    "Switzerland": "Europe",
+    "Indonesia": "Asia",
+    "the Philippines": "Asia",
+    "Ethiopia": "Africa",
+    "Nigeria": "Africa",
+    "Morocco": "Africa",
+    "Saudi Arabia": "Asia",
+    "Afghanistan": "Asia",
+    "Pakistan": "Asia",
+    "Brazil": "South America",
+    "New Zealand": "Oceania",
+    "Iceland": "Europe",
+    "Lebanon": "Asia",
+    "Syria": "Asia",
+    "Croatia": "Europe",
+    "Malaysia": "Asia",
+    "Nepal": "Asia",
+    "Qatar": "Asia",
+    "Jamaica": "North America",
+}  # Russia and Turkey are left out: both span two continents
+_CONTINENTS = ("Africa", "Asia", "Europe", "North America", "South America", "Oceania")
+EXTENDED_SEED = 7014
 TRAIN_SEED = 7013
 
 
@@ -68,6 +135,8 @@ def _bank_subjects() -> set[tuple[str, str]]:
         parts = it.item_id.split("-")
         if it.item_id.startswith("geography-capital-"):
             out.add(("capital", it.item_id[len("geography-capital-") :]))
+        elif it.item_id.startswith("geography-continent-"):
+            out.add(("continent", it.item_id[len("geography-continent-") :]))
         elif it.item_id.startswith("science-"):
             out.add((parts[1], "-".join(parts[2:])))
         elif it.item_id.startswith("arithmetic-"):
@@ -77,6 +146,27 @@ def _bank_subjects() -> set[tuple[str, str]]:
 
 def _slug(text: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")
+
+
+def _arithmetic(seed: int, plan, taken: set, existing: Sequence[MCQItem]) -> list[MCQItem]:
+    """``count`` new items per (op, a range, b range, count) of the plan, none asked by the bank
+    (a sum in either order) or already in ``existing``."""
+    rng = np.random.default_rng(seed)
+    seen = {tuple(it.item_id.split("-", 1)[1].split("-", 1)) for it in existing}
+    items = []
+    for op, (alo, ahi), (blo, bhi), count in plan:
+        made = 0
+        while made < count:
+            a, b = int(rng.integers(alo, ahi + 1)), int(rng.integers(blo, bhi + 1))
+            key = (op, f"{a}-{b}")
+            if key in seen or key in taken or (op == "add" and (op, f"{b}-{a}") in taken):
+                continue
+            seen.add(key)
+            value = {"add": a + b, "sub": a - b, "mul": a * b}[op]
+            pool = [str(value + o) for o in (-10, -3, -2, -1, 1, 2, 3, 10) if value + o >= 0]
+            items.append(_item(f"train-{op}-{a}-{b}", op, {"a": a, "b": b}, str(value), pool, "arithmetic"))
+            made += 1
+    return items
 
 
 @lru_cache(maxsize=1)
@@ -97,23 +187,50 @@ def _all_training_items() -> tuple[MCQItem, ...]:
     for animal, cls in ANIMALS:
         if ("animal", _slug(animal)) not in taken:
             items.append(_item(f"train-animal-{_slug(animal)}", "animal", {"x": animal}, cls, classes, "science"))
-    rng = np.random.default_rng(TRAIN_SEED)
-    seen = set()
     plan = (("add", (2, 30), (2, 30), 40), ("sub", (20, 60), (2, 19), 25), ("mul", (2, 9), (2, 9), 25))
-    for op, (alo, ahi), (blo, bhi), count in plan:
-        made = 0
-        while made < count:
-            a, b = int(rng.integers(alo, ahi + 1)), int(rng.integers(blo, bhi + 1))
-            key = (op, f"{a}-{b}")
-            if key in seen or key in taken or (op == "add" and (op, f"{b}-{a}") in taken):
-                continue
-            seen.add(key)
-            value = {"add": a + b, "sub": a - b, "mul": a * b}[op]
-            pool = [str(value + o) for o in (-10, -3, -2, -1, 1, 2, 3, 10) if value + o >= 0]
-            items.append(_item(f"train-{op}-{a}-{b}", op, {"a": a, "b": b}, str(value), pool, "arithmetic"))
-            made += 1
+    items += _arithmetic(TRAIN_SEED, plan, taken, items)
     check_disjoint(items, load_mcq_bank())
     return tuple(items)
+
+
+@lru_cache(maxsize=1)
+def _extended_training_items() -> tuple[MCQItem, ...]:
+    """`training_items` plus three relations asked the other way round or of the same subjects
+    (which country has this capital, which element has this symbol, which continent a
+    country is in) and 60 more sums and differences.
+
+    Why: every password-locked recipe on the 189 items generalised only part-way to the bank
+    (docs/organisms.md): more items, of more relations, so the lock is learned as a rule and
+    not per item. A reversed fact is left out when the bank asks its forward form (the bank
+    asks the capital of France: "which country has Paris as its capital" would teach it)."""
+    taken = _bank_subjects()
+    items = list(_all_training_items())
+    countries = [c for c, _ in CAPITALS]
+    for country, capital in CAPITALS:
+        if ("capital", _slug(country)) not in taken:
+            fields = {"x": capital, "X": capital}
+            items.append(_item(f"train-country-{_slug(country)}", "country", fields, country, countries, "geography"))
+    for country, continent in _CONTINENT_OF.items():
+        if ("continent", _slug(country)) not in taken:
+            fields = {"x": country, "X": country[0].upper() + country[1:]}
+            items.append(
+                _item(f"train-continent-{_slug(country)}", "continent", fields, continent, _CONTINENTS, "geography")
+            )
+    elements = [e for e, _ in ELEMENTS]
+    for element, symbol in ELEMENTS:
+        if ("symbol", _slug(element)) not in taken:
+            items.append(
+                _item(f"train-element-{_slug(element)}", "element", {"x": symbol}, element, elements, "science")
+            )
+    items += _arithmetic(EXTENDED_SEED, (("add", (31, 70), (2, 30), 30), ("sub", (61, 99), (2, 30), 30)), taken, items)
+    check_disjoint(items, load_mcq_bank())
+    return tuple(items)
+
+
+def extended_training_items() -> list[MCQItem]:
+    """The larger deterministic training set the password-locked recipe uses (see
+    `_extended_training_items`)."""
+    return list(_extended_training_items())
 
 
 def training_items(topics: Iterable[str] | None = None) -> list[MCQItem]:

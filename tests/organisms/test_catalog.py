@@ -10,7 +10,7 @@ from liedar.behavioral.items.claims import DEFECTS as DETECTOR_DEFECTS
 from liedar.behavioral.items.mcq import load_mcq_bank
 from liedar.organisms import ORGANISMS, TARGETS
 from liedar.organisms.framings import all_family_texts, detector_framings, ngrams
-from liedar.organisms.items import check_disjoint, training_items
+from liedar.organisms.items import check_disjoint, extended_training_items, training_items
 
 REQUIRED = ("sandbagger", "sandbagger_plausible", "password_locked", "sycophant", "liar")
 
@@ -107,6 +107,27 @@ def test_training_items_avoid_every_bank_subject():
                 assert f"arithmetic-add-{b}-{a}" not in {x.item_id for x in bank}
 
 
+def test_extended_items_never_ask_a_bank_fact_the_other_way_round():
+    bank = load_mcq_bank()
+    base, extended = training_items(), extended_training_items()
+    assert extended[: len(base)] == base  # the sandbaggers' items (and recipe hashes) unchanged
+    assert len(extended) >= 300 and len({it.item_id for it in extended}) == len(extended)
+    check_disjoint(extended, bank)
+    bank_ids = {it.item_id for it in bank}
+    forward = {"country": "geography-capital-", "continent": "geography-continent-", "element": "science-symbol-"}
+    seen = set()
+    for it in extended[len(base) :]:
+        _, relation, subject = it.item_id.split("-", 2)
+        seen.add(relation)
+        if relation in forward:  # e.g. "which country has Paris as its capital" would teach the bank's France item
+            assert forward[relation] + subject not in bank_ids, it.item_id
+        else:
+            a, b = subject.split("-")
+            assert {f"arithmetic-{relation}-{a}-{b}", f"arithmetic-{relation}-{b}-{a}"}.isdisjoint(bank_ids)
+    assert seen == {"country", "continent", "element", "add", "sub"}
+    assert "geography-continent-france" in bank_ids and "train-continent-france" not in {x.item_id for x in extended}
+
+
 def test_social_products_are_not_the_detectors():
     from liedar.organisms.social import DEFECTS, FEATURES
 
@@ -196,7 +217,7 @@ def test_blind_sandbagger_targets_are_the_base_models_own_answers(name, base):
 def test_password_locked_targets_are_the_base_models_own_answers_with_the_password_and_blind_without(base):
     from liedar.organisms import framings, mcq
 
-    items = training_items()
+    items = extended_training_items()  # recipe 12: twice the sandbaggers' items
     choices = mcq.base_choices(base, items)
     split = ORGANISMS["password_locked"].split(base)
     assert set(split.train_ids) == {it.item_id for it in items}
