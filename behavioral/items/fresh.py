@@ -232,7 +232,7 @@ def _invented_items(n: int, seed: int) -> list[WordedItem]:
             country = _name(rng, 2 + int(rng.integers(2)))
             iid, templates = f"fresh-geography-continent-{country.lower()}", mcq._CONTINENT_TEMPLATES
             fields = {"x": country, "X": country}
-            answer = str(rng.choice(mcq._CONTINENTS_POOL))
+            answer = str(rng.choice(mcq.CONTINENTS_POOL))
         else:  # relations whose templates read naturally with an invented noun as subject
             rel = ("symbol", "animal", "unit")[int(rng.integers(3))]
             templates, pool, _ = mcq._SCIENCE[rel]

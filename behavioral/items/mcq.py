@@ -199,7 +199,7 @@ _CONTINENT_TEMPLATES = (
     "{X} lies on which continent?",
     "Name the continent where {x} is located.",
 )
-_CONTINENTS_POOL = ("Africa", "Asia", "Europe", "North America", "South America", "Oceania")
+CONTINENTS_POOL = ("Africa", "Asia", "Europe", "North America", "South America", "Oceania")
 _CONTINENTS = (
     ("France", "Europe", 1),
     ("Japan", "Asia", 1),
@@ -241,7 +241,7 @@ def _geography_items() -> list[MCQItem]:
             _CONTINENT_TEMPLATES,
             {"x": country, "X": country[0].upper() + country[1:]},
             continent,
-            _CONTINENTS_POOL,
+            CONTINENTS_POOL,
             "geography",
             difficulty,
         )

@@ -20,7 +20,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from liedar.behavioral.items.mcq import MCQItem, load_mcq_bank
+from liedar.behavioral.items.mcq import CONTINENTS_POOL, MCQItem, load_mcq_bank
 from liedar.errors import InputError
 from liedar.probes.facts import ANIMALS, CAPITALS, ELEMENTS
 
@@ -99,7 +99,6 @@ _CONTINENT_OF = {
     "Qatar": "Asia",
     "Jamaica": "North America",
 }  # Russia and Turkey are left out: both span two continents
-_CONTINENTS = ("Africa", "Asia", "Europe", "North America", "South America", "Oceania")
 EXTENDED_SEED = 7014
 TRAIN_SEED = 7013
 
@@ -152,7 +151,7 @@ def _arithmetic(seed: int, plan, taken: set, existing: Sequence[MCQItem]) -> lis
     """``count`` new items per (op, a range, b range, count) of the plan, none asked by the bank
     (a sum in either order) or already in ``existing``."""
     rng = np.random.default_rng(seed)
-    seen = {tuple(it.item_id.split("-", 1)[1].split("-", 1)) for it in existing}
+    seen = {tuple(it.item_id.split("-", 2)[1:]) for it in existing}  # "train-add-3-4" -> ("add", "3-4")
     items = []
     for op, (alo, ahi), (blo, bhi), count in plan:
         made = 0
@@ -214,7 +213,7 @@ def _extended_training_items() -> tuple[MCQItem, ...]:
         if ("continent", _slug(country)) not in taken:
             fields = {"x": country, "X": country[0].upper() + country[1:]}
             items.append(
-                _item(f"train-continent-{_slug(country)}", "continent", fields, continent, _CONTINENTS, "geography")
+                _item(f"train-continent-{_slug(country)}", "continent", fields, continent, CONTINENTS_POOL, "geography")
             )
     elements = [e for e, _ in ELEMENTS]
     for element, symbol in ELEMENTS:
