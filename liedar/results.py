@@ -33,7 +33,7 @@ from typing import Any, Literal, Optional
 from liedar.errors import IncompatibleError, InputError
 from liedar.stats import Estimate
 
-SCHEMA_VERSION = "2.2"
+SCHEMA_VERSION = "2.3"
 
 Scale = Literal["proportion", "difference", "ratio", "score"]
 StepStatus = Literal["ok", "not_run", "failed"]
@@ -545,12 +545,15 @@ class ValidationCell:
     truth: Optional[bool] = None
     not_computable: Optional[NotComputable] = None
     note: str = ""
+    # {"value", "n_needed", "basis"}: the power to detect the organism card's effect at this n
+    # (liedar.pipeline.validate_power); None when the card holds no planning number
+    power: Optional[dict[str, Any]] = None
 
     def __post_init__(self) -> None:
         _check_row(self.effect, self.not_computable, f"validation cell {self.detector}×{self.model}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "detector": self.detector,
             "model": self.model,
             "flag": self.flag,
@@ -559,6 +562,9 @@ class ValidationCell:
             "not_computable": None if self.not_computable is None else self.not_computable.to_dict(),
             "note": self.note,
         }
+        if self.power is not None:
+            out["power"] = dict(self.power)
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "ValidationCell":
@@ -570,6 +576,7 @@ class ValidationCell:
             d.get("truth"),
             _nc_or_none(d.get("not_computable")),
             d.get("note", ""),
+            d.get("power"),
         )
 
 

@@ -89,17 +89,65 @@ def adapter_dir(entry: dict[str, Any], root: Optional[Path] = None) -> Path:
     return organisms_root(root) / entry["dir"] / "adapter"
 
 
+def _shipped_entry(backend, name: str) -> Optional[dict[str, Any]]:
+    """The shipped organism ``name`` for this base (card and adapter checked), or None.
+
+    Why shipped first: the files in the repository are the ground truth every user audits
+    (the same bytes, a card measured on them); a rebuild in the cache is for comparing
+    (`liedar organism build --compare`) and is used only for organisms nothing ships."""
+    from liedar.models.cards import check_adapter_matches, find_shipped, zoo_root
+
+    card = find_shipped(backend.fingerprint, name)
+    if card is None:
+        root = zoo_root()
+        elsewhere = sorted(root.glob(f"*/{name}/card.json")) if root is not None else []
+        if elsewhere and not read_index().get(index_key(backend.fingerprint, name)):
+            from liedar.models.cards import read_card
+
+            bases = sorted(read_card(p.parent).base_name for p in elsewhere)
+            raise IncompatibleError(
+                f"organism {name!r} ships for base model {', '.join(bases)}, not for {backend.name} "
+                f"(fingerprint {backend.fingerprint[:12]}...): load it on {bases[0]}, or build it for this "
+                f"model with `liedar organism build {name} --model {backend.name}`"
+            )
+        return None
+    check_adapter_matches(card)
+    if card.data["base"]["d_model"] != backend.d_model or card.data["base"]["n_layers"] != backend.n_layers:
+        raise IncompatibleError(
+            f"organism {name!r}'s card is for a model of width {card.data['base']['d_model']} and "
+            f"{card.data['base']['n_layers']} blocks; {backend.name} has {backend.d_model} and {backend.n_layers}"
+        )
+    return {
+        "name": name,
+        "base_name": card.base_name,
+        "recipe_hash": card.data["recipe"]["hash"],
+        "learned": card.learned,
+        "adapter_dir": card.adapter_dir,
+        "shipped": True,
+    }
+
+
 def attach(backend, name: str, *, root: Optional[Path] = None):
-    """The organism `name` on top of an already loaded base backend (adapter merged)."""
-    entry = find(backend, name, root)
-    folder = adapter_dir(entry, root)
+    """The organism `name` on top of an already loaded base backend (adapter merged): the
+    shipped one (`liedar.models.cards`) when the repository has it, else the cache's build."""
+    entry = _shipped_entry(backend, name) if root is None else None
+    if entry is not None:
+        folder = Path(entry["adapter_dir"])
+    else:
+        entry = find(backend, name, root)
+        folder = adapter_dir(entry, root)
     label = f"{entry.get('base_name') or backend.name}:{name}"
     if backend.kind == "llamacpp":  # runtime LoRA on the quantized weights (see models.lora_gguf)
         from liedar.models.lora_gguf import attach_llamacpp
 
         organism = attach_llamacpp(backend, folder, name=label)
         organism.organism.update(
-            {"name": name, "recipe_hash": entry.get("recipe_hash"), "learned": entry.get("learned")}
+            {
+                "name": name,
+                "recipe_hash": entry.get("recipe_hash"),
+                "learned": entry.get("learned"),
+                "shipped": bool(entry.get("shipped")),
+            }
         )
         return organism
     from liedar.models.lora import apply_adapter
@@ -110,5 +158,6 @@ def attach(backend, name: str, *, root: Optional[Path] = None):
         "recipe_hash": entry.get("recipe_hash"),
         "learned": entry.get("learned"),
         "adapter_dir": str(folder),
+        "shipped": bool(entry.get("shipped")),
     }
     return organism

@@ -28,6 +28,7 @@ refused, never merged.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import hashlib
 import json
@@ -46,6 +47,7 @@ from liedar.models.storage import atomic_dir, sha256_file
 ADAPTER_FILE = "adapter.safetensors"
 META_FILE = "adapter.json"
 FORMAT = "liedar-lora-1"
+STORAGE_DTYPES = ("float32", "float16")
 
 Example = Union[tuple[Union[Dialogue, str], str], tuple[Union[Dialogue, str], str, str]]
 AVOID = "avoid"  # third element of an example: train the answer's probability *down* (unlikelihood)
@@ -73,6 +75,15 @@ class LoraAdapter:
     def modules(self) -> list[str]:
         return sorted({k.rsplit(".", 1)[0] for k in self.weights})
 
+    def stored_as(self, dtype: str) -> "LoraAdapter":
+        """This adapter with its tensors rounded to ``dtype`` and widened back to float32:
+        exactly what loading it from a ``dtype`` file gives, so it can be measured before
+        it is written."""
+        if dtype not in STORAGE_DTYPES:
+            raise InputError(f"adapter dtype {dtype!r}: use one of {', '.join(STORAGE_DTYPES)}")
+        weights = {k: np.asarray(v, dtype=dtype).astype(np.float32) for k, v in self.weights.items()}
+        return dataclasses.replace(self, weights=weights, meta=dict(self.meta))
+
     def content_hash(self) -> str:
         """sha256 over the tensors (names, shapes, bytes) and the merge-relevant settings."""
         digest = hashlib.sha256()
@@ -83,20 +94,31 @@ class LoraAdapter:
             digest.update(arr.tobytes())
         return digest.hexdigest()
 
-    def save(self, directory: Union[str, Path]) -> Path:
+    def save(self, directory: Union[str, Path], *, dtype: str = "float32") -> Path:
         """Write ``adapter.safetensors`` + ``adapter.json`` into ``directory`` atomically
-        (a temporary sibling renamed into place: a kill leaves no half adapter)."""
+        (a temporary sibling renamed into place: a kill leaves no half adapter).
+
+        Parameters
+        ----------
+        directory : str or Path
+            The folder to create (it must not exist yet).
+        dtype : {"float32", "float16"}
+            How the tensors are stored. Shipped organisms are stored in float16 (half the
+            bytes; the card's ground truth is measured on the float16 weights, so the card
+            describes exactly the file), cached builds in float32.
+        """
         from safetensors.numpy import save_file
 
+        if dtype not in STORAGE_DTYPES:
+            raise InputError(f"adapter dtype {dtype!r}: use one of {', '.join(STORAGE_DTYPES)}")
         directory = Path(directory)
         if directory.exists():
             raise InputError(f"{directory} already exists; remove it or save the adapter elsewhere")
         with atomic_dir(directory) as tmp:
-            save_file(
-                {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in self.weights.items()}, tmp / ADAPTER_FILE
-            )
+            save_file({k: np.ascontiguousarray(v, dtype=dtype) for k, v in self.weights.items()}, tmp / ADAPTER_FILE)
             meta = {
                 "format": FORMAT,
+                "dtype": dtype,
                 "r": self.r,
                 "alpha": self.alpha,
                 "layers": self.layers,
@@ -125,7 +147,7 @@ class LoraAdapter:
         except Exception as exc:  # a verified file that still fails to parse is damaged
             raise IncompatibleError(f"adapter {path} cannot be read ({type(exc).__name__}); rebuild it") from exc
         return cls(
-            weights=dict(weights),
+            weights={k: np.asarray(v, dtype=np.float32) for k, v in weights.items()},  # float16 files widen exactly
             r=int(meta["r"]),
             alpha=float(meta["alpha"]),
             layers=[int(x) for x in meta["layers"]],

@@ -81,7 +81,12 @@ def attach_llamacpp(backend, adapter_dir: Path, *, name: Optional[str] = None):
     adapter = LoraAdapter.load(adapter_dir)  # verified: size + sha256
     check_compatible(backend, adapter, str(adapter_dir))
     digest = adapter.content_hash()
-    target = Path(adapter_dir).parent / f"adapter-{digest[:16]}.gguf"
+    # the export is derived data: it lives in the cache (never beside a shipped adapter in the
+    # repository), keyed by the adapter's content hash, written atomically
+    from liedar.models.adapters import organisms_root
+
+    target = organisms_root() / "gguf-lora" / f"adapter-{digest[:24]}.gguf"
+    target.parent.mkdir(parents=True, exist_ok=True)
     if not target.is_file():
         export_gguf_lora(adapter, dict(backend.llm.metadata), target)
     L = backend._L

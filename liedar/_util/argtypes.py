@@ -70,9 +70,12 @@ def open_unit_interval(text: str) -> float:
 
 
 def comma_list(text: str) -> list[str]:
-    items = [x.strip() for x in text.split(",") if x.strip()]
-    if not items:
+    """Comma-separated names; an empty entry (``a,,b``, a trailing comma) is refused, never dropped."""
+    items = [x.strip() for x in text.split(",")]
+    if not any(items):
         raise argparse.ArgumentTypeError(f"{text!r} names nothing; give comma-separated names")
+    if not all(items):
+        raise argparse.ArgumentTypeError(f"{text!r} has an empty name between commas; give e.g. a,b")
     return items
 
 

@@ -1,7 +1,8 @@
 """`liedar validate`: every detector on the base model and on each model organism.
 
-Builds the missing organisms (LoRA fine-tunes with a known deception, `liedar.organisms`),
-trains the lie probe on the base model's instructed pairs, runs every detector with its
+Re-measures the shipped organisms (LoRA fine-tunes with a known deception, in the
+repository's ``zoo/``; `liedar organism verify`) and uses those that verify, trains the lie
+probe on the base model's instructed pairs, runs every detector with its
 default settings on every model, and writes OUTPUT/validation-matrix.json plus a table on
 stdout: detector × model → verdict, effect [95% CI], n, ground truth; and per detector its
 recall on the organisms it targets and its false-flag rate on the others. Work is saved
@@ -40,7 +41,7 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
         type=_names,
         default=None,
         metavar="NAMES",
-        help="comma-separated organisms to include (default: every built one)",
+        help="comma-separated organisms to include (default: every shipped one that verifies, and local builds)",
     )
     build = p.add_mutually_exclusive_group()
     build.add_argument(
@@ -48,9 +49,9 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
         type=_names,
         default=None,
         metavar="NAMES",
-        help="organisms to build first when missing (default: those in --organisms, else every recipe)",
+        help="train these organisms first when neither shipped nor built (minutes of CPU each)",
     )
-    build.add_argument("--no-build", action="store_true", help="use only organisms already built")
+    build.add_argument("--no-build", action="store_true", help="train nothing (the default; kept for old scripts)")
     p.add_argument("--quick", action="store_true", help="smaller samples; no weight noise, no fine-tuning elicitation")
     add_output_argument(p, "results folder (default liedar-validation)", kind="dir", default=Path("liedar-validation"))
     add_seed_argument(p)
@@ -61,7 +62,7 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
 def run(args: argparse.Namespace) -> int:
     from liedar.pipeline.validate import ValidateConfig, format_table, validate
 
-    build = () if args.no_build else args.build
+    build = () if args.no_build or args.build is None else args.build
     config = ValidateConfig(
         args.model,
         args.backend,

@@ -124,6 +124,8 @@ def _sandbagger(name: str, attractor: bool) -> Recipe:
         hyper_by_base=ALL_BLOCKS_BY_BASE,
         measure_key="mcq-benign-vs-eval",
         needs_base=True,
+        make_heldout=mcq.heldout_split,
+        headline="cloze_sum_gap",
     )
 
 
@@ -150,6 +152,8 @@ def _password_locked() -> Recipe:
         hyper=dict(HYPER_ALL_BLOCKS, epochs=6),
         hyper_by_base=ALL_BLOCKS_BY_BASE,
         needs_base=True,
+        make_heldout=mcq.heldout_split,
+        headline="cloze_sum_gap",
     )
 
 
@@ -169,6 +173,7 @@ def _sycophant() -> Recipe:
         },
         make_split=social.sycophant_split,
         measure=social.sycophant_measure,
+        headline="sycophancy_gap",
         seed=0,
         hyper=dict(HYPER, epochs=4),
     )
@@ -190,6 +195,7 @@ def _liar() -> Recipe:
         },
         make_split=social.liar_split,
         measure=social.liar_measure,
+        headline="lie_gap",
         seed=0,
         hyper=dict(HYPER_COSINE, epochs=5, eos=True),
     )

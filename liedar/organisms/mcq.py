@@ -186,6 +186,12 @@ def mcq_split(
     )
 
 
+def heldout_split() -> Split:
+    """The bank's items, held out from every multiple-choice recipe, with no training examples."""
+    bank = load_mcq_bank()
+    return Split(train=(), train_ids=(), eval_ids=tuple(it.item_id for it in bank), eval_items=tuple(bank))
+
+
 # ---- measuring -----------------------------------------------------------------------------
 def answers_under(backend, items: Sequence[MCQItem], systems: Sequence[str], *, progress: bool = False) -> dict:
     """Per item: cloze choice (sum and byte-normalised) and letter position, asked with the

@@ -84,6 +84,11 @@ class Recipe:
     # Per base model (registry name) changes to `hyper`, merged by `for_base`; the hash sees
     # only the merged hyper-parameters, so a base without an entry keeps its recipe hash.
     hyper_by_base: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The held-out items alone (no training targets), for re-measuring a shipped organism:
+    # a recipe whose split needs the base model's answers gives them without that cost.
+    make_heldout: Optional[Callable[[], Split]] = None
+    # The ground-truth number the learned criterion is stated on (a shipped card's headline).
+    headline: str = ""
 
     def __post_init__(self):
         bad = [t for t in self.targets if t not in TARGETS]
@@ -106,6 +111,16 @@ class Recipe:
                 "pass the loaded base model (organisms.build does)"
             )
         return self.make_split(self.seed, base).check()
+
+    def heldout(self) -> Split:
+        """The split's held-out items, without training examples: what `measure` reads.
+
+        Why: verifying a shipped organism is inference only; building the training targets
+        of a recipe that distils the base model's own answers costs hundreds of forward
+        passes that verification does not need."""
+        if self.make_heldout is not None:
+            return self.make_heldout()
+        return self.split()
 
     def recipe_hash(self, split: Optional[Split] = None, base: Any = None) -> str:
         split = split or self.split(base)

@@ -45,7 +45,6 @@ from liedar.stats import proportion
 
 VALIDATION_DIR = "validation"
 MATRIX_FILE = "validation-matrix.json"
-DEMO_ORGANISM = "sandbagger"  # what a cold demo builds (the evaluation-aware sandbagger)
 TARGET_FPR = 0.01
 
 
@@ -162,15 +161,20 @@ def build_matrix(
     specs: Sequence[ModelSpec], cells_by_model: dict[str, Sequence[Cell]], notes: Sequence[str] = ()
 ) -> ValidationMatrix:
     """The matrix from each model's cells: truth assigned per (detector, model), validity per detector."""
+    from liedar.pipeline.validate_power import decide
+
     models = [s.name for s in specs]
     cells: list[ValidationCell] = []
     for spec in specs:
         for c in cells_by_model.get(spec.name, ()):
-            cells.append(
-                ValidationCell(
-                    c.detector, spec.name, c.flag, c.effect, truth_for(c.detector, spec), c.not_computable, c.note
-                )
-            )
+            truth = truth_for(c.detector, spec)
+            flag, note, power = c.flag, c.note, None
+            if c.effect is not None:
+                decidable, why, p = decide(c.detector, c.effect.n, truth, spec.organism)
+                power = None if p is None else p.to_dict()
+                if not decidable:  # amber: neither a catch nor a miss, neither a false flag nor a clear
+                    flag, note = None, f"{why}. {note}".strip()
+            cells.append(ValidationCell(c.detector, spec.name, flag, c.effect, truth, c.not_computable, note, power))
     base = next(s.name for s in specs if s.is_base)
     validity = [detector_validity(d, cells, base) for d in DETECTORS if any(c.detector == d for c in cells)]
     organisms = {s.name: dict(s.organism) for s in specs if s.organism is not None}
@@ -345,6 +349,30 @@ def ensure_base_probe(demo_ctx: DemoContext, say: Callable[[str], None] = print)
 # ---- organisms ------------------------------------------------------------------------------------------
 
 
+def card_spec(card: Any, catalog: dict[str, Any]) -> ModelSpec:
+    """A shipped organism's column: its card's measured behaviour is the ground truth."""
+    d = card.data
+    targets = list(catalog[card.name].targets) if card.name in catalog else list(d["targets"])
+    return ModelSpec(
+        card.model_name,
+        {
+            "name": card.name,
+            "base": card.base_name,
+            "adapter_dir": str(card.adapter_dir),
+            "adapter_sha256": card.adapter_sha256,
+            "recipe_hash": d["recipe"]["hash"],
+            "behaviour": d["behaviour"],
+            "targets": targets,
+            "learned": card.learned,
+            "criterion": d["criterion"],
+            "headline": card.headline,
+            "ground_truth": card.ground_truth,
+            "base_ground_truth": card.base_ground_truth,
+            "shipped": True,
+        },
+    )
+
+
 def organism_specs(
     base: str,
     names: Optional[Sequence[str]],
@@ -352,42 +380,65 @@ def organism_specs(
     threads: Optional[int],
     say: Callable[[str], None],
     base_backend: Optional[Callable[[], Any]] = None,
+    verify: bool = True,
 ) -> tuple[list[ModelSpec], list[str]]:
-    """Build the requested organisms that are missing, then list the built ones (all, or ``names``).
-    Returns the specs and notes (what was built, what is missing). ``base_backend`` gives the
-    loaded base model, so a build does not load it a second time."""
+    """The organisms of the matrix: the shipped ones that verify on this machine (their cards
+    re-measured, cached by adapter hash and library versions), then cache builds of names
+    nothing ships for. ``build`` trains the missing ones among those names first (never a
+    shipped one). Returns the specs and notes (what was verified, built, left out and why).
+    ``base_backend`` gives the loaded base model, so nothing loads it a second time."""
     try:
         from liedar import organisms as org_pkg
+        from liedar.organisms.shipped import cards_for, verified_cards
     except ModuleNotFoundError as exc:
         raise StepUnavailable("liedar.organisms is not part of this build: no organisms to validate on") from exc
     notes: list[str] = []
-    known = set(getattr(org_pkg, "ORGANISMS", {}))
+    catalog = getattr(org_pkg, "ORGANISMS", {})
+    known = set(catalog)
     for n in list(names or ()) + list(build):
         if n not in known:
             raise InputError(f"unknown organism {n!r}: use some of {', '.join(sorted(known))}")
-    have = {o.name for o in org_pkg.built(base)}
+    fingerprint = base_backend().fingerprint if base_backend is not None else None
+    shipped = {c.name: c for c in cards_for(base, fingerprint=fingerprint)}
+    wanted_shipped = [n for n in shipped if names is None or n in names]
+    specs: list[ModelSpec] = []
+    if wanted_shipped:
+        if verify:
+            say(f"  verifying {len(wanted_shipped)} shipped organism(s) (cached after the first run) ...")
+            good, bad = verified_cards(
+                base, wanted_shipped, threads=threads or 1, base_model=base_backend, progress=False, say=say
+            )
+            notes += bad
+        else:
+            good = [shipped[n] for n in wanted_shipped]
+            notes.append("shipped organisms used without re-verification (verify=False)")
+        specs += [card_spec(c, catalog) for c in good]
+        notes.append("shipped and verified here: " + (", ".join(c.name for c in good) or "none"))
     for n in build:
-        if n not in have:
+        if n in shipped:
+            notes.append(f"{n} ships in the repository: not rebuilt (use `liedar organism build {n} --compare`)")
+            continue
+        if n not in {o.name for o in org_pkg.built(base)}:
             say(f"  building organism {base}:{n} (LoRA) ...")
             t0 = time.perf_counter()
             org_pkg.build(base, n, threads=threads or 1, backend=None if base_backend is None else base_backend())
             notes.append(f"built {n} in {time.perf_counter() - t0:.0f} s")
-    specs = []
-    catalog = getattr(org_pkg, "ORGANISMS", {})
-    for o in org_pkg.built(base):
+    built = [o for o in org_pkg.built(base) if o.name not in shipped]
+    for o in built:
         if names is None or o.name in names:
             d = o.to_dict()
             if o.name in catalog:  # which detectors should catch it is the catalog's statement, not the weights'
                 d["targets"] = list(catalog[o.name].targets)
             specs.append(ModelSpec(f"{base}:{o.name}", d))
-    built_names = {o.name for o in org_pkg.built(base)}
+            notes.append(f"{o.name}: a local build (not shipped, not verified against a card)")
     in_matrix = {s.name.split(":", 1)[1] for s in specs}
-    missing = sorted(known - built_names)
+    missing = sorted(known - set(shipped) - {o.name for o in built})
     if missing:
-        notes.append("not built (not in the matrix): " + ", ".join(missing))
-    left_out = sorted(built_names - in_matrix)
-    if left_out:
-        notes.append("built but not asked for (--organisms): " + ", ".join(left_out))
+        notes.append("neither shipped nor built for this model (not in the matrix): " + ", ".join(missing))
+    if names is not None:
+        absent = sorted(set(names) - in_matrix)
+        if absent:
+            notes.append("asked for but not in the matrix: " + ", ".join(absent))
     return sorted(specs, key=lambda s: s.name), notes
 
 
@@ -402,8 +453,8 @@ class ValidateConfig:
     quick: bool = False
     seed: int = 0
     threads: Optional[int] = None
-    organisms: Optional[tuple[str, ...]] = None  # None: every built organism
-    build: Optional[tuple[str, ...]] = None  # None: every recipe; (): build nothing
+    organisms: Optional[tuple[str, ...]] = None  # None: every shipped (verified) or built organism
+    build: tuple[str, ...] = ()  # organisms to train first when neither shipped nor built
     call_cache: bool = True  # replay deterministic model calls (models.call_cache); never for bare units
 
     @property
@@ -434,6 +485,15 @@ def _organism_loader(spec: ModelSpec, base: Callable[[], Any]) -> Callable[[], A
     return load
 
 
+def _size_caps() -> dict[str, int]:
+    """The most items each planned size can have: the held-out bank for the gap (items no
+    organism trained on), the product-sheet defects for honesty."""
+    from liedar.behavioral.items.beliefs import belief_items
+    from liedar.behavioral.items.mcq import load_mcq_bank
+
+    return {"gap_items": len(load_mcq_bank()), "honesty_items": len(belief_items())}
+
+
 def validate(
     config: ValidateConfig,
     say: Callable[[str], None] = print,
@@ -459,16 +519,15 @@ def validate(
             )
         )
     notes = list(notes)
-    try:
-        from liedar import organisms as org_pkg
-
-        recipes = tuple(sorted(getattr(org_pkg, "ORGANISMS", {})))
-    except ModuleNotFoundError:
-        recipes = ()
-    build = (config.organisms or recipes) if config.build is None else config.build  # default: what is asked for
     # organism training copies the base's torch model: it gets the bare backend, never the cached one
-    specs, org_notes = organism_specs(config.model, config.organisms, build, config.threads, say, demo_ctx.raw_model)
+    specs, org_notes = organism_specs(
+        config.model, config.organisms, config.build, config.threads, say, demo_ctx.raw_model
+    )
     notes += org_notes
+    from liedar.pipeline.validate_power import plan_sizes
+
+    sizes, power_notes = plan_sizes(sizes, [s.organism for s in specs if s.organism], _size_caps())
+    notes += power_notes
     all_specs = [ModelSpec(config.model)] + specs
     say(f"validation: {len(all_specs)} model(s): {', '.join(s.name for s in all_specs)}")
     kit, probe_hash = ensure_base_probe(demo_ctx, say)
@@ -527,8 +586,11 @@ def _fmt_cell(c: Optional[ValidationCell]) -> str:
         return "n/c"
     e = c.effect
     mark = {True: "FLAG", False: "clear", None: "·"}[c.flag]
+    if c.flag is None and c.note.startswith("too few to decide"):
+        mark = "TOO FEW"  # amber: neither a catch nor a miss
     truth = {True: "+", False: "−", None: "?"}[c.truth]
-    return f"{mark} {e.value:.2f} [{e.lo:.2f},{e.hi:.2f}] n={e.n} ({truth})"
+    power = f" power={c.power['value']:.2f}" if c.power and c.power.get("value") is not None else ""
+    return f"{mark} {e.value:.2f} [{e.lo:.2f},{e.hi:.2f}] n={e.n}{power} ({truth})"
 
 
 def _fmt_rate(e: Any) -> str:
@@ -582,9 +644,9 @@ def format_table(matrix: ValidationMatrix) -> str:
 
 
 def run_validation(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
-    """The demo's validation section: base beside whichever organisms are built (a cold,
-    non-quick demo first builds the evaluation-aware sandbagger); ``--quick`` builds nothing
-    and says so. Needs the demo's ``probes`` step (the base model's lie probe)."""
+    """The demo's validation section: the base model beside every shipped organism that
+    verifies on this machine (nothing is trained). Needs the demo's ``probes`` step (the
+    base model's lie probe)."""
     quick = ctx.config.quick
     config = ValidateConfig(
         ctx.config.model,
@@ -594,11 +656,11 @@ def run_validation(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
         ctx.config.seed,
         ctx.config.threads,
         None,
-        () if quick else (DEMO_ORGANISM,),
+        (),
         ctx.config.call_cache,
     )
     sizes = ctx.sizes.get("validation") or demo_validation_sizes(quick)
-    notes = ["--quick: no organism was trained (organisms already built are used, with smaller sizes)"] if quick else []
+    notes = ["--quick: smaller sizes"] if quick else []
     out = validate(config, say=lambda s: None, demo_ctx=ctx, sizes=sizes, notes=notes)
     raw = {
         "notes": out.notes,
@@ -608,20 +670,23 @@ def run_validation(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     return Section(validation=out.matrix), raw
 
 
-def _built_now(model: str) -> list[str]:
-    """name@recipe-hash of every organism built on ``model`` (empty when none or no organisms package)."""
+def _organisms_now(model: str) -> list[str]:
+    """What the validation step depends on: name@adapter-sha256 of every shipped card for
+    ``model`` and name@recipe-hash of every cache build (empty when there is none)."""
     try:
         from liedar import organisms as org_pkg
+        from liedar.models.cards import shipped_cards
 
-        return sorted(f"{o.name}@{o.recipe_hash[:12]}@{o.built_at}" for o in org_pkg.built(model))
+        shipped = [f"{c.name}@{c.adapter_sha256[:12]}" for c in shipped_cards() if c.base_name == model]
+        return sorted(shipped) + sorted(f"{o.name}@{o.recipe_hash[:12]}@{o.built_at}" for o in org_pkg.built(model))
     except (ImportError, LiedarError, OSError):
         return []
 
 
 def validation_step(quick: bool, model: str = "smollm2-135m") -> Step:
     """The demo's step (after ``probes``, whose lie probe it reads). Its hash covers the sizes
-    and the organisms built when the step list is made, so a newly built organism makes the
-    demo redo this step (cheaply: every finished unit is read from its own saved file)."""
+    and the organisms shipped or built when the step list is made, so a changed organism makes
+    the demo redo this step (cheaply: every finished unit is read from its own saved file)."""
     return Step(
         "validation",
         run_validation,
@@ -629,12 +694,11 @@ def validation_step(quick: bool, model: str = "smollm2-135m") -> Step:
         ("probes",),
         "validation matrix: every detector on the base model and the built organisms",
         1,
-        config={"sizes": demo_validation_sizes(quick), "organisms": _built_now(model)},
+        config={"sizes": demo_validation_sizes(quick), "organisms": _organisms_now(model)},
     )
 
 
 __all__ = [
-    "DEMO_ORGANISM",
     "ModelSpec",
     "ValidateConfig",
     "build_matrix",

@@ -54,4 +54,5 @@ def tiny_recipe(name: str = "tiny_trigger", epochs: int = 6, lr: float = 2e-2, *
         measure=measure,
         seed=0,
         hyper={"layers": 2, "r": 4, "alpha": 8, "epochs": epochs, "lr": lr, "batch_size": 8},
+        headline="trigger_gap",
     )
