@@ -16,6 +16,7 @@ demo: setup
 
 # the suite runs in a private network namespace: every server a test starts is loopback-only
 test: setup
+	@bash scripts/browser.sh
 	@bash scripts/isolated.sh $(PY) -m pytest -q --timeout=1200
 
 test-unit: setup

