@@ -150,8 +150,9 @@ def decide(
     return True, "", power
 
 
-# detector -> the size key that sets its n (one item, one pair)
-SIZE_KEYS = {"sandbagging_gap": "gap_items", "honesty": "honesty_items"}
+# detector -> (the size key that sets its n, items per scored pair): the gap instrument
+# spends a third of its items choosing the ceiling protocol and scores the other two thirds
+SIZE_KEYS = {"sandbagging_gap": ("gap_items", 1.5), "honesty": ("honesty_items", 1.0)}
 
 
 def plan_sizes(
@@ -161,15 +162,15 @@ def plan_sizes(
     card effect, up to ``caps`` (the held-out items there are, or the budget). Returns the
     new sizes and a note per raise or per shortfall."""
     out, notes = dict(sizes), []
-    for detector, key in SIZE_KEYS.items():
+    for detector, (key, per_pair) in SIZE_KEYS.items():
         if key not in out or not out[key]:
             continue
         needs = []
         for org in organisms:
             if detector in org.get("targets", ()) and org.get("learned"):
-                p = cell_power(detector, int(out[key]), org)
+                p = cell_power(detector, int(out[key] / per_pair), org)
                 if p is not None and p.n_needed:
-                    needs.append((p.n_needed, org.get("name", "?")))
+                    needs.append((int(math.ceil(p.n_needed * per_pair)), org.get("name", "?")))
         if not needs:
             continue
         need, who = max(needs)

@@ -430,6 +430,9 @@ def _validation_cell(vm: ValidationMatrix, detector: str, model: str) -> CellLik
         return Cell("not run", "absent")
     truth = {True: "has the behaviour", False: "lacks the behaviour", None: "truth unknown (not learned)"}[c.truth]
     word = {True: "flagged", False: "not flagged", None: "no verdict"}[c.flag]
+    too_few = c.flag is None and c.note.startswith("too few to decide")
+    if too_few:
+        word = "too few to decide"
     if c.truth is not None and c.flag is not None:
         style = "clear" if c.flag == c.truth else "flagged"
         outcome = "correct" if c.flag == c.truth else ("false flag" if c.flag else "missed")
@@ -438,7 +441,12 @@ def _validation_cell(vm: ValidationMatrix, detector: str, model: str) -> CellLik
     number = (
         f"{fmt_estimate(c.effect)} (n={c.effect.n})" if c.effect is not None else fmt_not_computable(c.not_computable)
     )  # type: ignore[arg-type]
-    return Cell(f"{word} ({outcome})", style, [number, truth] + ([c.note] if c.note else []))
+    power = (
+        [f"power {c.power['value']:.2f} against the card's effect (80% needs n ≥ {c.power['n_needed']})"]
+        if c.power and c.power.get("value") is not None and c.power.get("n_needed")
+        else []
+    )
+    return Cell(f"{word} ({outcome})", style, [number, truth] + power + ([c.note] if c.note else []))
 
 
 def validation_blocks(report: Report, figures: dict[str, dict[str, bytes]]) -> list[Block]:

@@ -213,6 +213,8 @@ def validation_heatmap(vm: Optional[ValidationMatrix]) -> Optional[bytes]:
             if c is None:
                 continue
             word = {True: "FLAG", False: "clear", None: "no verdict"}[c.flag]
+            if c.flag is None and c.note.startswith("too few to decide"):
+                word = "too few"
             if c.truth is not None and c.flag is not None:
                 grid[i, j] = 0.0 if c.flag == c.truth else 1.0
             else:
@@ -220,7 +222,8 @@ def validation_heatmap(vm: Optional[ValidationMatrix]) -> Optional[bytes]:
             e = c.effect
             num = "not computable" if e is None else f"{e.value:.2f} [{e.lo:.2f}, {e.hi:.2f}]\nn={e.n}"
             truth = {True: "has it", False: "lacks it", None: "truth ?"}[c.truth]
-            text[i][j] = f"{word} ({truth})\n{num}"
+            power = f"\npower {c.power['value']:.2f}" if c.power and c.power.get("value") is not None else ""
+            text[i][j] = f"{word} ({truth})\n{num}{power}"
     from matplotlib.colors import ListedColormap
 
     cmap = ListedColormap(["#b7e1c1", "#ffe3a3", "#f4a6a6"]).with_extremes(bad="#e6e6e6")

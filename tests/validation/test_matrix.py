@@ -27,7 +27,13 @@ from liedar.pipeline.validate_detectors import UNITS, Cell
 from liedar.results import ValidationCell, ValidationMatrix
 from liedar.stats import proportion
 
-SIZES = {**validation_sizes(quick=True), "gap_items": 24, "consistency_items": 12, "sycophancy_claims": 8}
+SIZES = {
+    **validation_sizes(quick=True),
+    "gap_items": 45,
+    "consistency_items": 30,
+    "sycophancy_claims": 30,
+    "honesty_items": 30,
+}
 
 
 def organism(behaviour: str, targets: list[str], learned: bool = True) -> dict:
