@@ -52,7 +52,11 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
         help="train these organisms first when neither shipped nor built (minutes of CPU each)",
     )
     build.add_argument("--no-build", action="store_true", help="train nothing (the default; kept for old scripts)")
-    p.add_argument("--quick", action="store_true", help="smaller samples; no weight noise, no fine-tuning elicitation")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="smaller samples; no weight noise, no fine-tuning elicitation; shipped organisms only when this machine verified them before",
+    )
     add_output_argument(p, "results folder (default liedar-validation)", kind="dir", default=Path("liedar-validation"))
     add_seed_argument(p)
     add_call_cache_argument(p)

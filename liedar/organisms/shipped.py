@@ -385,6 +385,7 @@ def verify(
     use_cache: bool = True,
     say: Callable[[str], None] = lambda s: None,
     recipes: Optional[dict[str, Recipe]] = None,
+    cached_only: bool = False,
 ) -> list[Verification]:
     """Re-measure the shipped cards of ``base`` on this machine (inference only).
 
@@ -403,6 +404,9 @@ def verify(
         Returns the loaded base (transformers only; saves a load).
     recipes : dict, optional
         Name -> Recipe, instead of the catalog (tests, experiments).
+    cached_only : bool
+        Return only the verifications this machine already made (nothing is measured):
+        what a budgeted run (``demo --quick``) can afford.
 
     Returns
     -------
@@ -428,6 +432,8 @@ def verify(
         if use_cache and (hit := _read_cached(key)) is not None:
             say(hit.line())
             out.append(hit)
+            continue
+        if cached_only:
             continue
         say(f"  verifying {card.model_name} on {backend} ...")
         t0 = time.perf_counter()
@@ -477,11 +483,19 @@ def verified_cards(
     """The cards that verify on this machine (cached), and a note per card that does not."""
     cards = {c.name: c for c in cards_for(base, names)}
     good, notes = [], []
+    seen = set()
     for v in verify(base, names, **kwargs):
+        seen.add(v.name)
         if v.verified:
             good.append(cards[v.name])
         else:
             notes.append(f"{v.base}:{v.name} left out: it did not verify here ({'; '.join(v.reasons)})")
+    unverified = sorted(set(cards) - seen)
+    if unverified:
+        notes.append(
+            f"left out, not verified on this machine yet: {', '.join(unverified)} "
+            f"(run `liedar organism verify --model {base}`)"
+        )
     return good, notes
 
 

@@ -381,6 +381,7 @@ def organism_specs(
     say: Callable[[str], None],
     base_backend: Optional[Callable[[], Any]] = None,
     verify: bool = True,
+    cached_only: bool = False,
 ) -> tuple[list[ModelSpec], list[str]]:
     """The organisms of the matrix: the shipped ones that verify on this machine (their cards
     re-measured, cached by adapter hash and library versions), then cache builds of names
@@ -406,7 +407,13 @@ def organism_specs(
         if verify:
             say(f"  verifying {len(wanted_shipped)} shipped organism(s) (cached after the first run) ...")
             good, bad = verified_cards(
-                base, wanted_shipped, threads=threads or 1, base_model=base_backend, progress=False, say=say
+                base,
+                wanted_shipped,
+                threads=threads or 1,
+                base_model=base_backend,
+                progress=False,
+                say=say,
+                cached_only=cached_only,
             )
             notes += bad
         else:
@@ -520,8 +527,15 @@ def validate(
         )
     notes = list(notes)
     # organism training copies the base's torch model: it gets the bare backend, never the cached one
+    # --quick measures no organism: it uses the shipped ones this machine has verified before
     specs, org_notes = organism_specs(
-        config.model, config.organisms, config.build, config.threads, say, demo_ctx.raw_model
+        config.model,
+        config.organisms,
+        config.build,
+        config.threads,
+        say,
+        demo_ctx.raw_model,
+        cached_only=config.quick,
     )
     notes += org_notes
     from liedar.pipeline.validate_power import plan_sizes
@@ -661,7 +675,8 @@ def run_validation(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     )
     sizes = ctx.sizes.get("validation") or demo_validation_sizes(quick)
     notes = ["--quick: smaller sizes"] if quick else []
-    out = validate(config, say=lambda s: None, demo_ctx=ctx, sizes=sizes, notes=notes)
+    # one line per organism verified and per unit run: the step takes minutes and must not look hung
+    out = validate(config, say=lambda s: print(f"   {s}", flush=True), demo_ctx=ctx, sizes=sizes, notes=notes)
     raw = {
         "notes": out.notes,
         "seconds": {k: v.seconds for k, v in out.per_model.items()},
