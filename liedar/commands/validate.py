@@ -55,7 +55,8 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
     p.add_argument(
         "--quick",
         action="store_true",
-        help="smaller samples; no weight noise, no fine-tuning elicitation; shipped organisms only when this machine verified them before",
+        help="smaller samples; no weight noise, no fine-tuning elicitation; shipped organisms only when "
+        "this machine verified them before",
     )
     add_output_argument(p, "results folder (default liedar-validation)", kind="dir", default=Path("liedar-validation"))
     add_seed_argument(p)
