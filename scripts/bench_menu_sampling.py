@@ -4,7 +4,7 @@ On a subset of the study's menus (the first vignettes of the chosen scenario, on
 options lettered in the study's seeded order), each menu is answered three ways in the
 same run, the ways alternating menu by menu so that a shared machine's load falls on all:
 
-  loop    today's path: K ``backend.generate(prompt, seed=seed + k)`` calls;
+  loop    today's path: K ``backend.generate(prompt, seed=menu_seed(seed, j) + k)`` calls;
   shared  ``sample_shared_prefix``: the prompt read once, the K continuations decoded
           together (transformers: one batch over the prompt's KV cache);
   exact   ``choice_law``: the letters' exact law at the temperature (one forward pass).
@@ -47,7 +47,7 @@ def main() -> int:
     from liedar import models
     from liedar.behavioral.items.menus import FRAMINGS, SCENARIOS, vignettes
     from liedar.behavioral.runners.common import letter_continuations
-    from liedar.behavioral.runners.menus import build_prompt, presentation_orders
+    from liedar.behavioral.runners.menus import build_prompt, menu_seed, presentation_orders
     from liedar.models.sampling import choice_law, option_tokens, sample_shared_prefix
 
     backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
@@ -71,13 +71,15 @@ def main() -> int:
             t0 = time.perf_counter()
             if way == "loop":
                 out[way] = [
-                    backend.generate(prompt, max_tokens=max_tokens, temperature=args.temperature, seed=args.seed + k)
+                    backend.generate(
+                        prompt, max_tokens=max_tokens, temperature=args.temperature, seed=menu_seed(args.seed, j) + k
+                    )
                     for k in range(args.samples)
                 ]
             elif way == "shared":
                 out[way] = sample_shared_prefix(
                     backend, prompt, samples=args.samples, max_tokens=max_tokens, temperature=args.temperature,
-                    seed=args.seed,
+                    seed=menu_seed(args.seed, j),
                 )  # fmt: skip
             else:
                 out[way] = choice_law(backend, prompt, letter_continuations(_n_options(prompt), chat=True),

@@ -354,6 +354,17 @@ def _replies(backend: Any, prompt: Any, samples: int, max_tokens: int, temperatu
     ]
 
 
+def menu_seed(seed: int, menu: int) -> int:
+    """The first sampling seed of one menu (its K samples use this + 0..K-1).
+
+    Why each menu its own: with the same K seeds for every menu, sample k of every menu
+    draws from the same uniform number, so the menus' choices move together (common
+    random numbers) and the RUM test, which treats menus as independent samples, is
+    miscalibrated. Menu 0 keeps ``seed`` itself.
+    """
+    return seed if menu == 0 else int(np.random.default_rng([seed, menu]).integers(2**31 - 1))
+
+
 def _choose_stochastic(
     backend: Any,
     vignette: Vignette,
@@ -366,10 +377,10 @@ def _choose_stochastic(
     scenario = SCENARIOS[vignette.scenario]
     menus, counts = scenario.menus(), []
     max_tokens = 160 if framing.reasoning else 12
-    for shown in presented:
+    for j, shown in enumerate(presented):
         prompt = build_prompt(vignette, framing, shown)
         row: dict[Optional[str], int] = defaultdict(int)
-        for text in _replies(backend, prompt, samples, max_tokens, temperature, seed):
+        for text in _replies(backend, prompt, samples, max_tokens, temperature, menu_seed(seed, j)):
             row[parse_reply(text, shown, scenario)] += 1
         counts.append(dict(row))
     return StochasticChoiceLog.from_counts(menus, counts, actions=scenario.actions)

@@ -263,3 +263,14 @@ def test_cli_refuses_bad_exact_and_sampled_arguments_before_loading(monkeypatch,
         assert run_cli(["menus", "--model", "fake", *extra]) == 2, extra
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_each_menu_samples_with_its_own_seeds():
+    """Menus of one configuration must not share their K seeds (common random numbers would
+    make their sampled choices move together, against the RUM test's independence)."""
+    from liedar.behavioral.runners.menus import menu_seed
+
+    for base in (0, 1000, 7):
+        starts = sorted(menu_seed(base, j) for j in range(15))
+        assert starts[0] >= 0 and all(b - a >= 20 for a, b in zip(starts, starts[1:]))
+    assert menu_seed(5, 0) == 5
