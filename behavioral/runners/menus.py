@@ -525,7 +525,7 @@ class MenuStudy(Instrument):
         quick={"limit": 1, "tiers": ("clear",), "framings": ("minimal",)},
         order=60,
     )
-    version = 2
+    version = 3
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
