@@ -27,6 +27,7 @@ def study_tables(result: Any) -> str:
     out.append(
         f"model {d.model} · mode {d.mode} · {len(d.configs)} configurations × 15 menus"
         + (f" · K={d.samples} at T={d.temperature}" if d.mode == "stochastic" else "")
+        + (f" · exact law at T={d.temperature}" if d.mode == "exact" else "")
     )
     out.append(f"SARP pass rate: {d.sarp_pass()}")
     out.append(f"SARP pass rate counting parse-fails as revealed: {d.sarp_pass(True)}")
@@ -43,6 +44,17 @@ def study_tables(result: Any) -> str:
         out.append(f"RUM pass rate (bootstrap test, alpha={d.alpha}): {d.rum_pass()}")
         out.append(f"RUM exactly consistent (no noise allowance): {d.rum_exact_pass()}")
         out.append(f"Mixed-menu share (K samples not unanimous): {d.mixed_menu_share()}")
+    if d.mode == "exact":
+        out.append(
+            f"RUM pass rate on the exact choice law at T={d.temperature} (no sampling noise): {d.rum_law_pass()}"
+        )
+        for key, name in (("framing", "prompt framing"), ("tier", "tier")):
+            cells = d.rum_law_by(key)
+            out.append(f"  by {name}: " + ", ".join(f"{k} {_cell(e)}" for k, e in cells.items()))
+        gaps = [c.rum_law.l1_gap for c in d.configs if c.rum_law is not None]
+        out.append(
+            f"  L1 distance to the nearest mixture of rankings: mean {sum(gaps) / len(gaps):.3f}, max {max(gaps):.3f}"
+        )
     out.append("Parse-fails by scenario: " + ", ".join(f"{k} {v}" for k, v in d.parse_fails_by_scenario().items()))
     for note in d.notes:
         out.append(f"note: {note}")

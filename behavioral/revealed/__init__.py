@@ -8,7 +8,8 @@ change when a third is shown? Import everything from here:
 * ``check_sarp`` / ``check_warp`` — one strict ranking explains every choice? (sarp.py)
 * ``houtman_maks`` — exact minimum number of observations to drop (houtman_maks.py).
 * ``iia_reversals`` / ``regularity_violations`` / ``mixed_menu_share`` (menu_effects.py).
-* ``rum_exact`` / ``rum_test`` — random utility, exactly and with a bootstrap p-value (rum.py).
+* ``rum_exact`` / ``rum_test`` — random utility, exactly and with a bootstrap p-value;
+  ``rum_exact_law`` on a model's exact choice probabilities (rum.py).
 
 Nothing here imports torch or `models`.
 """
@@ -22,7 +23,7 @@ from liedar.behavioral.revealed.menu_effects import (
     mixed_menu_share,
     regularity_violations,
 )
-from liedar.behavioral.revealed.rum import RumExactResult, RumTestResult, rum_exact, rum_test
+from liedar.behavioral.revealed.rum import RumExactResult, RumTestResult, rum_exact, rum_exact_law, rum_test
 from liedar.behavioral.revealed.sarp import SarpResult, WarpResult, WarpViolation, check_sarp, check_warp
 
 __all__ = [
@@ -47,5 +48,6 @@ __all__ = [
     "regularity_violations",
     "restores_sarp",
     "rum_exact",
+    "rum_exact_law",
     "rum_test",
 ]

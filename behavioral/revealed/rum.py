@@ -194,7 +194,49 @@ def _l1_lp(m: np.ndarray, p: np.ndarray):
 
 
 def rum_exact(log: ChoiceLog, max_rounds: int = 500) -> RumExactResult:
-    design = _design(log)
+    return _rum_exact_design(_design(log), max_rounds)
+
+
+def rum_exact_law(
+    menus: Sequence[Sequence[str]], probabilities: Sequence[Sequence[float]], max_rounds: int = 500
+) -> RumExactResult:
+    """RUM on exact choice probabilities (a model's choice law, no sampling noise).
+
+    Why a separate entry: a `ChoiceLog` holds whole counts out of K, while an exact law
+    (`liedar.models.sampling.choice_law`) is real-valued; with no sampling noise the
+    noise-free L1 test *is* the right test (distance 0 <=> a mixture of rankings),
+    whereas for K sampled choices it rejects nearly everything (see docs/revealed.md).
+    Repeated menus (as sets) are averaged.
+    """
+    if len(menus) == 0 or len(menus) != len(probabilities):
+        raise InputError(f"{len(menus)} menus and {len(probabilities)} probability rows: give one row per menu")
+    by_set: dict[frozenset[str], tuple[tuple[str, ...], np.ndarray]] = {}
+    for i, (menu, row) in enumerate(zip(menus, probabilities)):
+        menu, row = tuple(menu), np.asarray(row, dtype=float)
+        if len(menu) < 2 or len(set(menu)) != len(menu) or row.shape != (len(menu),):
+            raise InputError(f"menu {i}: give at least two distinct actions and one probability per action")
+        if (row < 0).any() or not np.isclose(row.sum(), 1.0, atol=1e-6):
+            raise InputError(f"menu {i}: probabilities must be non-negative and sum to 1 (got sum {row.sum():.6f})")
+        key = frozenset(menu)
+        if key in by_set:
+            ref, acc = by_set[key]
+            by_set[key] = (ref, acc + row[[menu.index(a) for a in ref]])
+        else:
+            by_set[key] = (menu, row.copy())
+    items = sorted({a for m, _ in by_set.values() for a in m})
+    index = {a: i for i, a in enumerate(items)}
+    local = [np.array([index[a] for a in m]) for m, _ in by_set.values()]
+    design = _Design(
+        items,
+        local,
+        [c for _, c in by_set.values()],
+        np.concatenate([np.full(len(m), k) for k, m in enumerate(local)]),
+        np.concatenate(local),
+    )
+    return _rum_exact_design(design, max_rounds)
+
+
+def _rum_exact_design(design: _Design, max_rounds: int) -> RumExactResult:
     p = design.frequencies()
     ranks = _all_ranks(design)
     method = "enumeration"

@@ -9,9 +9,20 @@ Two ways to choose:
 * ``deterministic`` — the option letters' log-probabilities under ``score_options``; the
   argmax is the choice (the letters are the only continuations scored, so there is no
   parse-fail in this mode).
-* ``stochastic`` — K replies sampled with ``generate`` at a temperature, parsed; a reply
-  that names an action of the task that was *not* offered, or names nothing, is a
-  ``PARSE_FAIL`` (kept and counted, never dropped).
+* ``stochastic`` — K replies sampled at a temperature, parsed; a reply that names an
+  action of the task that was *not* offered, or names nothing, is a ``PARSE_FAIL`` (kept
+  and counted, never dropped). On a local model the K replies share one read of the
+  prompt (`liedar.models.sampling.sample_shared_prefix`: same sampler and seeds as K
+  ``generate`` calls); a served model gets K calls.
+* ``exact`` — the constrained reply's exact law at a temperature
+  (`liedar.models.sampling.choice_law`): each letter's probability under temperature-T
+  sampling given that the reply is one of the menu's letters, from the same forward pass
+  whose argmax is the deterministic choice. SARP, IIA and Houtman-Maks use that argmax
+  (so this mode also yields the deterministic study); RUM is tested on the probabilities
+  themselves, with no sampling noise (`rum_exact_law`). It cannot see parse-fails: replies
+  that start with anything but a menu letter (an off-menu letter, an action named in
+  words, reasoning before the answer, a refusal) are outside the law; the reported
+  ``mass`` is the share of sampled replies it speaks for.
 
 `models` is imported only inside `load_and_run_menu_study` (behavioral stays torch-free).
 """
@@ -43,6 +54,7 @@ from liedar.behavioral.menus_summary import study_tables
 from liedar.behavioral.revealed import (
     HoutmanMaksResult,
     MenuChoiceLog,
+    RumExactResult,
     RumTestResult,
     SarpResult,
     StochasticChoiceLog,
@@ -51,6 +63,7 @@ from liedar.behavioral.revealed import (
     iia_reversals,
     mixed_menu_share,
     regularity_violations,
+    rum_exact_law,
     rum_test,
 )
 from liedar.behavioral.runners.common import letter_continuations
@@ -59,7 +72,7 @@ from liedar.results import Section
 from liedar.rows import add_measure, default_interval
 from liedar.stats import DEFAULT_INTERVAL, Estimate, proportion, wilson
 
-MODES = ("deterministic", "stochastic")
+MODES = ("deterministic", "stochastic", "exact")
 
 
 def build_prompt(vignette: Vignette, framing: Framing, menu: tuple[str, ...]) -> Any:
@@ -114,6 +127,9 @@ class ConfigResult:
     mixed_menus: Optional[Estimate] = None
     logprobs: Optional[list[list[float]]] = None
     presented: Optional[list[list[str]]] = None  # each menu's actions in the order shown (A, B, ...)
+    law: Optional[list[list[float]]] = None  # exact mode: each menu's choice probabilities, in presented order
+    law_mass: Optional[list[float]] = None  # exact mode: unconditioned probability the reply is a menu letter
+    rum_law: Optional[RumExactResult] = None  # exact mode: RUM on the exact probabilities
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -131,6 +147,9 @@ class ConfigResult:
             "mixed_menus": None if self.mixed_menus is None else self.mixed_menus.to_dict(),
             "logprobs": self.logprobs,
             "presented": self.presented,
+            "law": self.law,
+            "law_mass": self.law_mass,
+            "rum_law": None if self.rum_law is None else self.rum_law.to_dict(),
         }
 
 
@@ -177,6 +196,19 @@ class MenuStudyResult:
         rums = [c.rum for c in self.configs if c.rum is not None]
         return wilson(sum(r.exact.consistent for r in rums), len(rums)) if rums else None
 
+    def rum_law_pass(self) -> Optional[Estimate]:
+        """Exact mode: share of configurations whose exact choice law is a mixture of rankings."""
+        laws = [c.rum_law for c in self.configs if c.rum_law is not None]
+        return wilson(sum(r.consistent for r in laws), len(laws)) if laws else None
+
+    def rum_law_by(self, key: str) -> dict[str, Estimate]:
+        """Exact-law RUM pass rate by ``framing`` or ``tier``."""
+        cells: dict[str, list[bool]] = defaultdict(list)
+        for c in self.configs:
+            if c.rum_law is not None:
+                cells[getattr(c, key)].append(c.rum_law.consistent)
+        return {k: wilson(sum(v), len(v)) for k, v in cells.items()}
+
     def mixed_menu_share(self) -> Optional[Estimate]:
         parts = [c.mixed_menus for c in self.configs if c.mixed_menus is not None and c.mixed_menus.n]
         if not parts:
@@ -194,6 +226,7 @@ class MenuStudyResult:
             return {r: {k: e.to_dict() for k, e in cols.items()} for r, cols in t.items()}
 
         rum, rum_exact, mixed = self.rum_pass(), self.rum_exact_pass(), self.mixed_menu_share()
+        rum_law = self.rum_law_pass()
         return {
             "model": self.model,
             "mode": self.mode,
@@ -209,6 +242,7 @@ class MenuStudyResult:
             "rum_pass": None if rum is None else rum.to_dict(),
             "rum_exact_pass": None if rum_exact is None else rum_exact.to_dict(),
             "mixed_menu_share": None if mixed is None else mixed.to_dict(),
+            "rum_law_pass": None if rum_law is None else rum_law.to_dict(),
             "parse_fails_by_scenario": self.parse_fails_by_scenario(),
             "notes": list(self.notes),
             "configs": [c.to_dict() for c in self.configs],
@@ -283,6 +317,54 @@ def _choose_deterministic(
     return MenuChoiceLog(menus, choices, actions=scenario.actions), logprobs
 
 
+def _choose_exact(
+    backend: Any, vignette: Vignette, framing: Framing, presented: list[tuple[str, ...]], temperature: float
+) -> tuple[MenuChoiceLog, list[list[float]], list[list[float]], list[float]]:
+    """One forward pass per menu: the letters' log-probabilities (argmax = the deterministic
+    choice) and their exact law at ``temperature``."""
+    from liedar.models.sampling import choice_law  # torch-free; kept lazy like every models import here
+
+    scenario = SCENARIOS[vignette.scenario]
+    choices, logprobs, law, mass = [], [], [], []
+    for shown in presented:
+        r = choice_law(
+            backend, build_prompt(vignette, framing, shown), letter_continuations(len(shown), chat=True), temperature
+        )
+        choices.append(shown[int(np.argmax(r.logprobs))])
+        logprobs.append([float(x) for x in r.logprobs])
+        law.append([float(x) for x in r.probs])
+        mass.append(float(r.mass.sum()))
+    return MenuChoiceLog(scenario.menus(), choices, actions=scenario.actions), logprobs, law, mass
+
+
+def _replies(backend: Any, prompt: Any, samples: int, max_tokens: int, temperature: float, seed: int) -> list[str]:
+    """K sampled replies: sharing one read of the prompt on a local model, K calls otherwise."""
+    from liedar.models.base import BackendBase  # torch-free
+
+    if isinstance(backend, BackendBase):
+        from liedar.models.sampling import sample_shared_prefix
+
+        gens = sample_shared_prefix(
+            backend, prompt, samples=samples, max_tokens=max_tokens, temperature=temperature, seed=seed
+        )
+        return [g.text for g in gens]
+    return [
+        backend.generate(prompt, max_tokens=max_tokens, temperature=temperature, seed=seed + k).text
+        for k in range(samples)
+    ]
+
+
+def menu_seed(seed: int, menu: int) -> int:
+    """The first sampling seed of one menu (its K samples use this + 0..K-1).
+
+    Why each menu its own: with the same K seeds for every menu, sample k of every menu
+    draws from the same uniform number, so the menus' choices move together (common
+    random numbers) and the RUM test, which treats menus as independent samples, is
+    miscalibrated. Menu 0 keeps ``seed`` itself.
+    """
+    return seed if menu == 0 else int(np.random.default_rng([seed, menu]).integers(2**31 - 1))
+
+
 def _choose_stochastic(
     backend: Any,
     vignette: Vignette,
@@ -295,12 +377,11 @@ def _choose_stochastic(
     scenario = SCENARIOS[vignette.scenario]
     menus, counts = scenario.menus(), []
     max_tokens = 160 if framing.reasoning else 12
-    for shown in presented:
+    for j, shown in enumerate(presented):
         prompt = build_prompt(vignette, framing, shown)
         row: dict[Optional[str], int] = defaultdict(int)
-        for k in range(samples):
-            reply = backend.generate(prompt, max_tokens=max_tokens, temperature=temperature, seed=seed + k)
-            row[parse_reply(reply.text, shown, scenario)] += 1
+        for text in _replies(backend, prompt, samples, max_tokens, temperature, menu_seed(seed, j)):
+            row[parse_reply(text, shown, scenario)] += 1
         counts.append(dict(row))
     return StochasticChoiceLog.from_counts(menus, counts, actions=scenario.actions)
 
@@ -320,6 +401,11 @@ def check_study_arguments(
         raise InputError(
             f"stochastic mode needs samples >= 2 and temperature > 0 (got {samples}, {temperature}); "
             "use --mode deterministic for one choice per menu"
+        )
+    if mode == "exact" and not (np.isfinite(temperature) and temperature > 0):
+        raise InputError(
+            f"the exact choice law needs a temperature > 0 (got {temperature}); "
+            "use --mode deterministic for the temperature-0 choice"
         )
     for name, given, known in (
         ("scenario", scenarios, SCENARIOS),
@@ -363,6 +449,12 @@ def run_menu_study(
         if mode == "deterministic":
             log, logprobs = _choose_deterministic(backend, vignette, framing, presented)
             configs.append(analyse_config(vignette, key, log, logprobs=logprobs, presented=shown))
+        elif mode == "exact":
+            log, logprobs, law, mass = _choose_exact(backend, vignette, framing, presented, temperature)
+            c = analyse_config(vignette, key, log, logprobs=logprobs, presented=shown)
+            c.law, c.law_mass = law, mass
+            c.rum_law = rum_exact_law(presented, law)
+            configs.append(c)
         else:
             log = _choose_stochastic(backend, vignette, framing, presented, samples, temperature, seed + 1000 * i)
             configs.append(
@@ -381,6 +473,14 @@ def run_menu_study(
             "deterministic mode: one choice per menu by letter log-probability; no RUM test (for 0/1 "
             "choices RUM is equivalent to SARP) and no parse-fails (only the offered letters are scored)"
         )
+    elif mode == "exact":
+        masses = [m for c in configs for m in (c.law_mass or [])]
+        notes.append(
+            f"exact mode: SARP, IIA and Houtman-Maks use the temperature-0 choice (argmax of the letters' "
+            f"log-probabilities); RUM is tested on the exact choice law at T={temperature} (no sampling noise). "
+            f"The law is conditioned on the reply being a menu letter; the mean unconditioned probability of "
+            f"that is {np.mean(masses):.3f}, and replies outside it (the parse-fails of sampling) are not seen"
+        )
     else:
         notes.append(
             f"stochastic mode: SARP, WARP and Houtman-Maks use each menu's modal choice; RUM uses the "
@@ -389,7 +489,7 @@ def run_menu_study(
     return MenuStudyResult(
         model=str(getattr(backend, "name", "backend")),
         mode=mode,
-        samples=1 if mode == "deterministic" else samples,
+        samples=samples if mode == "stochastic" else 1,
         temperature=0.0 if mode == "deterministic" else temperature,
         configs=configs,
         alpha=alpha,
@@ -425,20 +525,24 @@ class MenuStudy(Instrument):
         quick={"limit": 1, "tiers": ("clear",), "framings": ("minimal",)},
         order=60,
     )
-    version = 2
+    version = 3
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "--mode",
             default="deterministic",
             choices=MODES,
-            help="deterministic: argmax of option-letter log-probs; stochastic: K sampled replies",
+            help="deterministic: argmax of option-letter log-probs; stochastic: K sampled replies; "
+            "exact: the letters' exact law at --temperature (RUM without sampling noise) and the argmax",
         )
         parser.add_argument(
             "--samples", type=positive_int, default=None, help="K, samples per menu in stochastic mode (default 20)"
         )
         parser.add_argument(
-            "--temperature", type=nonnegative_float, default=None, help="sampling temperature, stochastic mode (0.7)"
+            "--temperature",
+            type=nonnegative_float,
+            default=None,
+            help="sampling temperature, stochastic and exact modes (0.7)",
         )
         parser.add_argument("--scenarios", type=comma_list, default=None, help="comma-separated scenario keys (all)")
         parser.add_argument(
@@ -466,11 +570,13 @@ class MenuStudy(Instrument):
     def options(self, args: argparse.Namespace) -> dict[str, Any]:
         stochastic_only = {"--samples": args.samples, "--temperature": args.temperature, "--alpha": args.alpha,
                            "--bootstrap": args.bootstrap}  # fmt: skip
-        if args.mode == "deterministic":
+        if args.mode == "exact":
+            stochastic_only.pop("--temperature")
+        if args.mode != "stochastic":
             given = [flag for flag, v in stochastic_only.items() if v is not None]
             if given:
                 raise InputError(
-                    f"{', '.join(given)} only apply to --mode stochastic (deterministic mode scores each menu once)"
+                    f"{', '.join(given)} only apply to --mode stochastic ({args.mode} mode scores each menu once)"
                 )
         opts = {
             "mode": args.mode,

@@ -195,3 +195,82 @@ def test_shuffled_order_exposes_a_letter_preference_that_canonical_order_hides()
     assert all(c.presented is not None and len(c.presented) == 15 for c in shuffled.configs)
     with pytest.raises(InputError, match="option order"):
         run_menu_study(FirstLetterBackend(), order="random", **kw)
+
+
+def test_exact_mode_on_a_tiny_model_matches_the_deterministic_choice_and_the_law(tiny_model_dir):
+    """One forward pass per menu gives both: its argmax is the deterministic mode's choice,
+    and the law equals the tempered softmax of the letters' log-probabilities."""
+    from liedar import models
+    from liedar.behavioral.revealed import rum_exact_law
+
+    lm = models.load(str(tiny_model_dir), backend="transformers", n_threads=1, n_ctx=1024)
+    kw = {"scenarios": ["procurement"], "tiers": ["clear"], "framings": ["minimal"], "progress": False}
+    det = run_menu_study(lm, mode="deterministic", **kw)
+    ex = run_menu_study(lm, mode="exact", temperature=0.7, **kw)
+    assert len(ex.configs) == len(det.configs) == 2
+    for d, e in zip(det.configs, ex.configs):
+        assert e.log == d.log and e.sarp.consistent == d.sarp.consistent
+        for a, b in zip(e.logprobs, d.logprobs):
+            np.testing.assert_allclose(a, b, atol=1e-4)
+        for lp, law in zip(e.logprobs, e.law):
+            z = np.array(lp) / 0.7
+            np.testing.assert_allclose(law, np.exp(z - z.max()) / np.exp(z - z.max()).sum(), rtol=1e-6)
+        assert e.rum_law.l1_gap == pytest.approx(rum_exact_law(e.presented, e.law).l1_gap)
+        assert all(0 < m <= 1 for m in e.law_mass)
+    assert ex.rum_law_pass().n == 2 and ex.to_dict()["rum_law_pass"] is not None
+    from liedar.behavioral.menus_summary import study_tables
+
+    assert "RUM pass rate on the exact choice law at T=0.7" in study_tables(ex)
+
+
+def test_stochastic_mode_on_a_local_model_reads_each_prompt_once_with_the_loops_law(tiny_model_dir):
+    """The shared-prefix path gives the per-sample loop's parsed counts exactly."""
+    from liedar import models
+    from liedar.behavioral.runners import menus as runner
+
+    lm = models.load(str(tiny_model_dir), backend="transformers", n_threads=1, n_ctx=1024)
+    vignette = next(v for v in VIGNETTES if v.scenario == "procurement")
+    presented = SCENARIOS["procurement"].menus()
+    shared = runner._choose_stochastic(lm, vignette, FRAMINGS["minimal"], presented, 6, 1.3, 11)
+
+    class Loop:  # the same model seen as a plain generate() backend
+        name = "loop"
+
+        def generate(self, *a, **k):
+            return lm.generate(*a, **k)
+
+    loop = runner._choose_stochastic(Loop(), vignette, FRAMINGS["minimal"], presented, 6, 1.3, 11)
+    assert shared.to_dict() == loop.to_dict()
+
+
+def test_cli_refuses_bad_exact_and_sampled_arguments_before_loading(monkeypatch, capsys):
+    from cli_harness import run_cli
+
+    from liedar import models
+
+    def no_load(*a, **k):
+        raise AssertionError("the model must not load on bad input")
+
+    monkeypatch.setattr(models, "load", no_load)
+    cases = [
+        (["--mode", "exact", "--temperature", "0"], "temperature > 0"),
+        (["--mode", "exact", "--samples", "20"], "--samples only apply to --mode stochastic"),
+        (["--mode", "stochastic", "--samples", "1"], "samples >= 2"),
+        (["--scenarios", "payroll"], "unknown scenario"),
+        (["--framings", "socratic"], "unknown framing"),
+    ]
+    for extra, message in cases:
+        assert run_cli(["menus", "--model", "fake", *extra]) == 2, extra
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_each_menu_samples_with_its_own_seeds():
+    """Menus of one configuration must not share their K seeds (common random numbers would
+    make their sampled choices move together, against the RUM test's independence)."""
+    from liedar.behavioral.runners.menus import menu_seed
+
+    for base in (0, 1000, 7):
+        starts = sorted(menu_seed(base, j) for j in range(15))
+        assert starts[0] >= 0 and all(b - a >= 20 for a, b in zip(starts, starts[1:]))
+    assert menu_seed(5, 0) == 5

@@ -1,0 +1,150 @@
+"""Time the menu study's sampling: K generate calls per menu against one shared read of the prompt.
+
+On a subset of the study's menus (the first vignettes of the chosen scenario, one framing,
+options lettered in the study's seeded order), each menu is answered three ways in the
+same run, the ways alternating menu by menu so that a shared machine's load falls on all:
+
+  loop    today's path: K ``backend.generate(prompt, seed=menu_seed(seed, j) + k)`` calls;
+  shared  ``sample_shared_prefix``: the prompt read once, the K continuations decoded
+          together (transformers: one batch over the prompt's KV cache);
+  exact   ``choice_law``: the letters' exact law at the temperature (one forward pass).
+
+Printed: seconds per menu for each, the loop / shared ratio, how many of the K replies
+agree token for token between loop and shared (they use the same sampler and seeds), the
+load average before and after, and a goodness-of-fit test of the sampled replies against
+the exact law: the replies whose first token is one of the menu's letters are counted per
+letter and compared with the law (Pearson statistic summed over menus, Monte-Carlo
+p-value from multinomial draws of the law with the same counts, since K = 20 leaves
+expected counts too small for the chi-square approximation).
+
+    OMP_NUM_THREADS=1 .venv/bin/python scripts/bench_menu_sampling.py --menus 15 --samples 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", default="smollm2-135m")
+    ap.add_argument("--backend", default="transformers", choices=("transformers", "llamacpp"))
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--scenario", default="procurement")
+    ap.add_argument("--framing", default="minimal")
+    ap.add_argument("--menus", type=int, default=15, help="menus timed (15 per vignette)")
+    ap.add_argument("--samples", type=int, default=20, help="K")
+    ap.add_argument("--temperature", type=float, default=0.7)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--ways", default="loop,shared,exact", help="comma-separated subset of loop,shared,exact")
+    args = ap.parse_args()
+
+    from liedar import models
+    from liedar.behavioral.items.menus import FRAMINGS, SCENARIOS, vignettes
+    from liedar.behavioral.runners.common import letter_continuations
+    from liedar.behavioral.runners.menus import build_prompt, menu_seed, presentation_orders
+    from liedar.models.sampling import choice_law, option_tokens, sample_shared_prefix
+
+    backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
+    framing = FRAMINGS[args.framing]
+    max_tokens = 160 if framing.reasoning else 12
+    jobs = []
+    for i, v in enumerate(vignettes(args.scenario)):
+        for shown in presentation_orders(SCENARIOS[args.scenario].menus(), "shuffled", np.random.default_rng([0, i])):
+            jobs.append(build_prompt(v, framing, shown))
+    jobs = jobs[: args.menus]
+    backend.generate(jobs[0], max_tokens=4, temperature=args.temperature)  # warm-up
+    load0 = os.getloadavg()
+    ways = [w for w in ("loop", "shared", "exact") if w in args.ways.split(",")]
+    secs = {w: 0.0 for w in ways}
+    same = total = 0
+    mass, fits = [], []
+    for j, prompt in enumerate(jobs):
+        order = ways if j % 2 == 0 else ways[::-1]
+        out = {}
+        for way in order:
+            t0 = time.perf_counter()
+            if way == "loop":
+                out[way] = [
+                    backend.generate(
+                        prompt, max_tokens=max_tokens, temperature=args.temperature, seed=menu_seed(args.seed, j) + k
+                    )
+                    for k in range(args.samples)
+                ]
+            elif way == "shared":
+                out[way] = sample_shared_prefix(
+                    backend, prompt, samples=args.samples, max_tokens=max_tokens, temperature=args.temperature,
+                    seed=menu_seed(args.seed, j),
+                )  # fmt: skip
+            else:
+                out[way] = choice_law(backend, prompt, letter_continuations(_n_options(prompt), chat=True),
+                                      args.temperature)  # fmt: skip
+            secs[way] += time.perf_counter() - t0
+        if "loop" in out and "shared" in out:
+            same += sum(a.token_ids == b.token_ids for a, b in zip(out["loop"], out["shared"]))
+            total += args.samples
+        if "exact" in out:
+            mass.append(float(out["exact"].mass.sum()))
+            sampled = out.get("shared", out.get("loop"))
+            if sampled is not None:
+                letters = [ids[k] for ids, k in option_tokens(backend, prompt, out["exact"].options)]
+                firsts = [g.token_ids[0] if g.token_ids else None for g in sampled]
+                fits.append((np.array([firsts.count(t) for t in letters]), out["exact"].probs))
+    load1 = os.getloadavg()
+    n = len(jobs)
+    print(f"{args.model} ({args.backend}, {args.threads} thread(s)), {n} menus of {args.scenario} x {args.framing}, "
+          f"K={args.samples}, T={args.temperature}, max_tokens={max_tokens}")  # fmt: skip
+    for way, s in secs.items():
+        print(f"  {way:7s} {s:8.2f} s   {s / n:7.3f} s/menu")
+    if total:
+        print(f"replies identical token for token (loop vs shared): {same}/{total}")
+    if mass:
+        print(f"exact law: mean probability that a sampled reply starts with a menu letter {np.mean(mass):.3f}")
+    if fits:
+        stat, p, n_on, df = _goodness_of_fit(fits, np.random.default_rng(args.seed))
+        print(f"sampled first-token letters vs the exact law: {n_on} of {n * args.samples} replies start with a")
+        print(f"  menu letter; Pearson statistic {stat:.1f} on {df} degrees of freedom, Monte-Carlo p = {p:.3f}")
+    print(f"load average (1, 5, 15 min) before: {load0[0]:.1f} {load0[1]:.1f} {load0[2]:.1f}, "
+          f"after: {load1[0]:.1f} {load1[1]:.1f} {load1[2]:.1f}")  # fmt: skip
+    if "loop" in secs and "shared" in secs:
+        print(f"\nspeed ratio, loop / shared: {secs['loop'] / secs['shared']:.1f}x")
+    if "loop" in secs and "exact" in secs:
+        print(f"speed ratio, loop / exact: {secs['loop'] / secs['exact']:.1f}x")
+    return 0
+
+
+def _n_options(prompt) -> int:
+    block = prompt.messages[-1].content.split("Options:")[1].split("\n\n")[0]
+    return len(block.strip().splitlines())
+
+
+def _pearson(counts: np.ndarray, probs: np.ndarray) -> float:
+    n = counts.sum()
+    if n == 0:
+        return 0.0
+    expected = n * probs
+    keep = expected > 0
+    return float((((counts - expected) ** 2)[keep] / expected[keep]).sum())
+
+
+def _goodness_of_fit(fits, rng: np.random.Generator, draws: int = 1999) -> tuple[float, float, int, int]:
+    """Pearson statistic summed over menus and its Monte-Carlo p-value under the law."""
+    stat = sum(_pearson(c, p) for c, p in fits)
+    sims = np.zeros(draws)
+    for c, p in fits:
+        n = int(c.sum())
+        if n:
+            sims += [_pearson(x, p) for x in rng.multinomial(n, p, size=draws)]
+    df = sum(len(p) - 1 for c, p in fits if c.sum())
+    n_on = int(sum(c.sum() for c, _ in fits))
+    return stat, float((1 + (sims >= stat).sum()) / (1 + draws)), n_on, df
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    sys.exit(main())

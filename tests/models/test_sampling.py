@@ -1,0 +1,130 @@
+"""The exact choice law and shared-prefix sampling on a tiny random model.
+
+The law is checked three ways: against a brute-force recomputation (full forward passes,
+no KV cache, on prompt + option prefix), against seeded samples from `generate` with a
+chi-square goodness-of-fit test (which must also reject the law of a wrong temperature,
+so the test can fail), and against `score_options` at temperature 1. Shared-prefix
+sampling must return the per-sample loop's replies token for token.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+from liedar.errors import InputError
+from liedar.models.sampling import choice_law, option_tokens, sample_shared_prefix
+
+PROMPT = "The sky is"
+T = 0.05  # sharpens the random model's near-uniform logits so the options carry most of the mass
+
+
+@pytest.fixture(scope="module")
+def lm(tiny_model_dir):
+    import torch
+
+    from liedar import models
+
+    torch.set_num_threads(1)
+    return models.load(str(tiny_model_dir), backend="transformers", n_threads=1)
+
+
+def _full_logits(lm, ids):
+    import torch
+
+    with torch.inference_mode():
+        return lm.model(input_ids=torch.tensor([ids])).logits[0, -1].double().numpy()
+
+
+def _tempered(logits, t):
+    z = logits / t
+    z = z - z.max()
+    return z - np.log(np.exp(z).sum())
+
+
+def _options(lm):
+    """Two single-token options and two two-token options, none a prefix of another,
+    chosen among the model's likeliest continuations so that samples land on them often."""
+    prefix = lm.encode(PROMPT, add_generation_prompt=True).ids
+    first = [int(t) for t in np.argsort(_full_logits(lm, prefix))[::-1]]
+    seqs = []
+    for t in first:
+        cand = [[t]] if len(seqs) < 2 else []
+        if len(seqs) >= 2:
+            second = [int(u) for u in np.argsort(_full_logits(lm, prefix + [t]))[::-1][:2]]
+            cand = [[t, u] for u in second]
+        for ids in cand:
+            text = lm.tokenizer.decode(ids)
+            if text.strip() and option_tokens(lm, PROMPT, [text])[0][0][len(prefix) :] == ids:
+                seqs.append(ids)
+        if len(seqs) >= 4:
+            break
+    if any(s[0] == o[0] for i, s in enumerate(seqs) for o in seqs[:i] if len(o) == 1 or len(s) == 1):
+        pytest.skip("no prefix-free option set round-trips through this tokenizer")
+    return prefix, seqs[:4], [lm.tokenizer.decode(s) for s in seqs[:4]]
+
+
+def test_law_equals_a_brute_force_recomputation_without_the_kv_cache(lm):
+    prefix, seqs, options = _options(lm)
+    law = choice_law(lm, PROMPT, options, T)
+    brute = []
+    for ids in seqs:
+        lp = sum(_tempered(_full_logits(lm, prefix + ids[:i]), T)[ids[i]] for i in range(len(ids)))
+        brute.append(lp)
+    brute = np.exp(np.array(brute))
+    np.testing.assert_allclose(law.mass, brute, rtol=1e-4)
+    np.testing.assert_allclose(law.probs, brute / brute.sum(), rtol=1e-4)
+    assert law.probs.sum() == pytest.approx(1.0)
+
+
+def test_law_at_temperature_one_matches_score_options(lm):
+    _, _, options = _options(lm)
+    law = choice_law(lm, PROMPT, options, 1.0)
+    np.testing.assert_allclose(law.logprobs, lm.score_options(PROMPT, options), atol=1e-4)
+
+
+def test_sampled_replies_follow_the_law_and_a_wrong_temperature_is_rejected(lm):
+    prefix, seqs, options = _options(lm)
+    law = choice_law(lm, PROMPT, options, T)
+    counts = np.zeros(len(seqs))
+    replies = [lm.generate(PROMPT, max_tokens=2, temperature=T, seed=s).token_ids for s in range(1500)]
+    for ids in replies:
+        for j, s in enumerate(seqs):
+            if ids[: len(s)] == s:
+                counts[j] += 1
+    n = counts.sum()
+    assert n >= 300, f"only {n} of 1500 replies were one of the options"
+    # the unconditioned mass predicts how many replies the constrained law speaks for
+    assert abs(n / len(replies) - law.mass.sum()) < 4 * np.sqrt(law.mass.sum() / len(replies))
+    assert chisquare(counts, law.probs * n).pvalue > 0.001
+    wrong = choice_law(lm, PROMPT, options, 4 * T)
+    assert chisquare(counts, wrong.probs * n).pvalue < 1e-6
+
+
+def test_single_token_options_cost_one_forward_pass(lm):
+    law = choice_law(lm, PROMPT, [" is", " the", " blue"][:2], 0.7)
+    if all(len(ids) == k + 1 for ids, k in option_tokens(lm, PROMPT, law.options)):
+        assert law.n_forward == 1
+
+
+def test_shared_prefix_samples_equal_the_per_sample_loop_token_for_token(lm):
+    for temperature, k in ((1.5, 12), (0.7, 5), (0.0, 3)):
+        loop = [lm.generate(PROMPT, max_tokens=10, temperature=temperature, seed=9 + s) for s in range(k)]
+        shared = sample_shared_prefix(lm, PROMPT, samples=k, max_tokens=10, temperature=temperature, seed=9)
+        assert [g.token_ids for g in shared] == [g.token_ids for g in loop]
+        assert [g.text for g in shared] == [g.text for g in loop]
+    # the backend's own generation still works afterwards (the batch did not leave a K-row cache)
+    again = lm.generate(PROMPT, max_tokens=6, temperature=0.0)
+    assert again.token_ids == lm.generate(PROMPT, max_tokens=6, temperature=0.0).token_ids
+
+
+def test_bad_input_is_refused(lm):
+    with pytest.raises(InputError, match="temperature > 0"):
+        choice_law(lm, PROMPT, ["A", "B"], 0.0)
+    with pytest.raises(InputError, match="non-empty list"):
+        choice_law(lm, PROMPT, [], 0.7)
+    with pytest.raises(InputError, match="local model"):
+        choice_law(object(), PROMPT, ["A", "B"], 0.7)
+    with pytest.raises(InputError, match="samples must be"):
+        sample_shared_prefix(lm, PROMPT, samples=0)
