@@ -52,6 +52,51 @@ class Estimate:
         core = f"{self.value:.3f} [{self.lo:.3f}, {self.hi:.3f}] (n={self.n}, {self.method})"
         return f"{core} — {self.note}" if self.note else core
 
+    # An Estimate stands where code written for a bare float expects one: detectors that
+    # report a float (``f"{result.answer_consistency:.2f}"``, ``if score < 0.5``) keep working
+    # when liedar hands back the value with its interval. Only the point value takes part;
+    # the interval is still there for code that asks for it.
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __format__(self, spec: str) -> str:
+        """``f"{est}"`` is the full ``str``; ``f"{est:.2f}"`` formats the point value like a float."""
+        return str(self) if not spec else format(float(self.value), spec)
+
+    def __round__(self, ndigits: Optional[int] = None) -> float:
+        return round(float(self.value), ndigits)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Estimate):
+            return self.to_dict() == other.to_dict()
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            return float(self.value) == other
+        return NotImplemented
+
+    def _number(self, other: object) -> Optional[float]:
+        if isinstance(other, Estimate):
+            return float(other.value)
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            return float(other)
+        return None
+
+    def __lt__(self, other: object) -> bool:
+        o = self._number(other)
+        return NotImplemented if o is None else float(self.value) < o
+
+    def __le__(self, other: object) -> bool:
+        o = self._number(other)
+        return NotImplemented if o is None else float(self.value) <= o
+
+    def __gt__(self, other: object) -> bool:
+        o = self._number(other)
+        return NotImplemented if o is None else float(self.value) > o
+
+    def __ge__(self, other: object) -> bool:
+        o = self._number(other)
+        return NotImplemented if o is None else float(self.value) >= o
+
 
 def _check_counts(successes: int, n: int) -> None:
     if n <= 0:
