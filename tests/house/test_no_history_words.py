@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SKIP_DIRS = {".git", ".venv", "build", "dist", "site", "__pycache__", ".wheels", ".pytest_cache", ".ruff_cache"}
+SKIP_DIRS = {".git", ".venv", ".api", "build", "dist", "site", "__pycache__", ".wheels", ".pytest_cache", ".ruff_cache"}
 TEXT = {".py", ".md", ".txt", ".toml", ".cfg", ".yml", ".yaml", ".sh", ".c", ".json", ""}
 
 HISTORY = re.compile(
