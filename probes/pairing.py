@@ -2,10 +2,11 @@
 
 Why: a CSV of true/false twins ("The sun rises in the east." / "... in the west.") with
 every row its own group puts each pair's halves in different folds. The probe then learns
-the shared subject from one half and scores the other half with the twin's label, and the
-cross-validated AUROC comes out *inverted* (0.33 measured on 25 such pairs with the default
-recipe, smollm2-135m layer 12, against 0.60 with the pairs grouped). A file without a
-``group`` column gets its minimal pairs grouped here, and the caller says how many.
+the shared subject from one half and scores the other half with the twin's label, so the
+cross-validated AUROC comes out *inverted*: 0.088 [0.025, 0.182] on 25 such pairs
+(smollm2-135m layer 12, logistic, one row per group), 0.507 [0.392, 0.622] with the pairs
+grouped (docs/results.md). A file without a ``group`` column gets its minimal pairs grouped
+here, and the caller says how many.
 
 A minimal pair is a true and a false statement whose word sets differ in at most
 ``MAX_DIFFERENT_WORDS`` words and share at least half the words of the longer one: one word
