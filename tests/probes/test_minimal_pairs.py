@@ -94,19 +94,31 @@ def test_exact_duplicates_are_dropped_with_a_note(tmp_path: Path) -> None:
     assert any("dropped 2 exact duplicate rows (lines 4, 5)" in n for n in s.notes)
 
 
+def _auroc_and_interval(out: str) -> tuple[float, float, float]:
+    m = re.search(r"group-CV AUROC ([0-9.]+) \[([0-9.]+), ([0-9.]+)\]", out)
+    assert m, out
+    return float(m.group(1)), float(m.group(2)), float(m.group(3))
+
+
 @pytest.mark.integration
 def test_smollm2_probe_on_the_pairs_is_not_inverted(tmp_path: Path, capsys, monkeypatch) -> None:
     pytest.importorskip("llama_cpp")
     monkeypatch.setenv("LIEDAR_CACHE", str(tmp_path / "cache"))
-    f = tmp_path / "mine.csv"
-    write_pairs_csv(f)
-    argv = ["probe", "train", "--model", "smollm2-135m", "--data", str(f), "--layer", "12", "--probe", "logistic"]
-    rc = main([*argv, "--output", str(tmp_path / "p.npz")])
-    out = capsys.readouterr().out
-    if rc != 0 and "not installed" in out:
-        pytest.skip(out)
-    assert rc == 0, out
-    assert "25 true/false minimal pairs put in one fold each, 25 CV groups from 50 rows" in out
-    auroc = float(re.search(r"group-CV AUROC ([0-9.]+)", out).group(1))
-    assert auroc > 0.5, out  # per-row folds gave 0.133 on a CSV of this kind
+    mine, per_row = tmp_path / "mine.csv", tmp_path / "perrow.csv"
+    write_pairs_csv(mine)
+    rows = mine.read_text(encoding="utf-8").splitlines()
+    per_row.write_text("\n".join([rows[0] + ",group"] + [f"{r},r{i}" for i, r in enumerate(rows[1:])]) + "\n")
+    argv = ["probe", "train", "--model", "smollm2-135m", "--layer", "12", "--probe", "logistic"]
+    results = {}
+    for name, f in (("grouped", mine), ("per_row", per_row)):
+        rc = main([*argv, "--data", str(f), "--output", str(tmp_path / f"{name}.npz")])
+        out = capsys.readouterr().out
+        if rc != 0 and "not installed" in out:
+            pytest.skip(out)
+        assert rc == 0, out
+        results[name] = (out, _auroc_and_interval(out))
+    assert "25 true/false minimal pairs put in one fold each, 25 CV groups from 50 rows" in results["grouped"][0]
+    (g, _, g_hi), (r, _, r_hi) = results["grouped"][1], results["per_row"][1]
+    assert r_hi < 0.5  # one row per group: confidently inverted (measured 0.088 [0.025, 0.182])
+    assert g_hi > 0.5 and g > r + 0.2  # grouped: not inverted (measured 0.507 [0.392, 0.622])
     assert len(PAIRS) == 25
