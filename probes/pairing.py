@@ -23,6 +23,8 @@ from typing import Sequence
 import numpy as np
 from scipy import sparse
 
+from liedar.errors import InputError
+
 MAX_DIFFERENT_WORDS = 4  # "rises" -> "does not rise" differs in 4 words of the two sets
 MIN_SHARED_SHARE = 0.5
 _WORD = re.compile(r"[a-z0-9]+")
@@ -66,12 +68,19 @@ def minimal_pairs(statements: Sequence[str], labels: Sequence[int], chunk: int =
     list of (int, int)
         Row index pairs, ``i < j``, each row in at most one pair.
 
+    Raises
+    ------
+    liedar.errors.InputError
+        When ``statements`` and ``labels`` differ in length.
+
     Examples
     --------
     >>> minimal_pairs(["The sun rises in the east.", "The sun rises in the west.", "Ice is cold."], [1, 0, 1])
     [(0, 1)]
     """
     n = len(statements)
+    if len(labels) != n:
+        raise InputError(f"{n} statements but {len(labels)} labels: give one label per statement")
     labels = np.asarray(labels, dtype=int)
     sets = [words(s) for s in statements]
     vocab: dict[str, int] = {}
