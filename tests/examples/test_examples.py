@@ -56,7 +56,7 @@ def test_readme_python_blocks_run_and_print_what_they_say():
             assert printed.startswith(shown), (line, printed)
 
 
-def _run(script: str, cwd: Path, *args: str, timeout: int = 900) -> str:
+def _run(script: str, cwd: Path, *args: str, timeout: int = 1800) -> str:
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", OMP_NUM_THREADS="1")
     proc = subprocess.run(
         ["bash", str(EXAMPLES / script), str(cwd), *args],
