@@ -35,6 +35,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "liedar organism": ("liedar organism list --model smollm2-135m",),
     "liedar organism build": ("liedar organism build sandbagger --model smollm2-135m --threads 1",),
+    "liedar organism verify": ("liedar organism verify --model smollm2-135m",),
     "liedar organism list": ("liedar organism list --model smollm2-135m --json",),
     "liedar organism describe": ("liedar organism describe sandbagger --model smollm2-135m --output sandbagger.json",),
     "liedar behavioral": ("liedar behavioral consistency --model smollm2-135m --limit 20 --output runs/consistency",),
