@@ -116,7 +116,7 @@ def flag_rate(
     return proportion(flags, len(seeds), kind="quality")
 
 
-# The populations of the published calibration table (issue 5), with the flag rate the
+# The populations of the published calibration table, with the flag rate the
 # issue states for each, for side-by-side comparison. Default design: 30 items, 4 options,
 # 5 shuffles (option order) or 4 wordings (paraphrase); sandbaggers have knowledge 0.7
 # underneath their attractor (the honest population's capability), and a second variant

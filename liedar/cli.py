@@ -33,6 +33,7 @@ from liedar.commands import (
     validate,
 )
 from liedar.commands.args import OneLineParser, usage_error
+from liedar.commands.examples import add_examples
 from liedar.errors import LiedarError
 
 TOP_LEVEL_COMMANDS = (demo, validate, report, extract, probe, monitor, organism)
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     from_inspect.register(bsub)
     group.set_defaults(func=lambda args: usage_error(group, bsub.choices))
     parser.set_defaults(func=lambda args: usage_error(parser, sub.choices))
+    add_examples(parser)
     return parser
 
 

@@ -25,9 +25,46 @@ Kind = Literal["capability", "propensity", "quality"]
 class Estimate:
     """A point estimate with a confidence interval, the count behind it and the method.
 
-    ``kind`` says what was measured: ``capability`` (elicited hard: what the model *can*
-    do), ``propensity`` (naturalistic: what it *does*), or ``quality`` (a property of an
-    instrument, e.g. a probe's AUROC or a grader's kappa).
+    Why one type: a rate without its interval, n and method cannot be judged, so every rate
+    liedar reports is one of these. It formats, converts and compares like its point value
+    (``f"{est:.2f}"``, ``float(est)``, ``est < 0.5``), so code written for a bare float keeps
+    working; ``str(est)`` shows the interval too.
+
+    Parameters
+    ----------
+    value : float
+        The point estimate.
+    lo, hi : float
+        The confidence interval's limits.
+    n : int
+        The count behind it (trials, items or pairs).
+    method : str
+        How the interval was computed, e.g. ``"clopper-pearson"``.
+    kind : {"capability", "propensity", "quality"}, default "propensity"
+        What was measured: what the model *can* do (elicited hard), what it *does*
+        (naturalistic), or a property of an instrument (a probe's AUROC, a grader's kappa).
+    successes : int, optional
+        The event count, for proportions.
+    confidence : float, default 0.95
+        The interval's nominal coverage.
+    note : str, default ""
+        A caveat printed after the interval (e.g. the rule-of-three bound at zero events).
+    extra : dict, optional
+        Method-specific details (standard error, discordant counts, ...).
+
+    Raises
+    ------
+    TypeError
+        When compared with something that is neither a number nor an ``Estimate``.
+
+    Examples
+    --------
+    >>> from liedar.stats import wilson
+    >>> est = wilson(3, 10)
+    >>> print(est)
+    0.300 [0.108, 0.603] (n=10, wilson)
+    >>> f"{est:.2f}", float(est), est < 0.5
+    ('0.30', 0.3, True)
     """
 
     value: float
@@ -52,6 +89,51 @@ class Estimate:
         core = f"{self.value:.3f} [{self.lo:.3f}, {self.hi:.3f}] (n={self.n}, {self.method})"
         return f"{core} — {self.note}" if self.note else core
 
+    # An Estimate stands where code written for a bare float expects one: detectors that
+    # report a float (``f"{result.answer_consistency:.2f}"``, ``if score < 0.5``) keep working
+    # when liedar hands back the value with its interval. Only the point value takes part;
+    # the interval is still there for code that asks for it.
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __format__(self, spec: str) -> str:
+        """``f"{est}"`` is the full ``str``; ``f"{est:.2f}"`` formats the point value like a float."""
+        return str(self) if not spec else format(float(self.value), spec)
+
+    def __round__(self, ndigits: Optional[int] = None) -> float:
+        return round(float(self.value), ndigits)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Estimate):
+            return self.to_dict() == other.to_dict()
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            return float(self.value) == other
+        return NotImplemented
+
+    def _number(self, other: object) -> Optional[float]:
+        if isinstance(other, Estimate):
+            return float(other.value)
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            return float(other)
+        return None
+
+    def __lt__(self, other: object) -> bool:
+        o = self._number(other)
+        return NotImplemented if o is None else float(self.value) < o
+
+    def __le__(self, other: object) -> bool:
+        o = self._number(other)
+        return NotImplemented if o is None else float(self.value) <= o
+
+    def __gt__(self, other: object) -> bool:
+        o = self._number(other)
+        return NotImplemented if o is None else float(self.value) > o
+
+    def __ge__(self, other: object) -> bool:
+        o = self._number(other)
+        return NotImplemented if o is None else float(self.value) >= o
+
 
 def _check_counts(successes: int, n: int) -> None:
     if n <= 0:
@@ -61,7 +143,30 @@ def _check_counts(successes: int, n: int) -> None:
 
 
 def rule_of_three(n: int) -> float:
-    """Approximate 95% upper bound on a rate when 0 events were seen in n trials."""
+    """Approximate 95% upper bound on a rate when 0 events were seen in n trials.
+
+    Why: "0 of 20" is not "never"; the rule of three says how large the rate could still be.
+
+    Parameters
+    ----------
+    n : int
+        Trials, at least 1.
+
+    Returns
+    -------
+    float
+        ``min(1, 3 / n)``.
+
+    Raises
+    ------
+    ZeroDivisionError
+        When ``n`` is 0.
+
+    Examples
+    --------
+    >>> rule_of_three(30)
+    0.1
+    """
     return min(1.0, 3.0 / n)
 
 
@@ -72,7 +177,38 @@ def _zero_note(successes: int, n: int) -> str:
 
 
 def wilson(successes: int, n: int, confidence: float = 0.95, kind: Kind = "propensity") -> Estimate:
-    """Wilson score interval for a binomial proportion."""
+    """Wilson score interval for a binomial proportion.
+
+    Why: narrower than Clopper-Pearson and never outside [0, 1], but below nominal coverage
+    in some (n, p) cells (``scripts/check_interval_coverage.py``), so it is an option, not
+    the instruments' default (`proportion`).
+
+    Parameters
+    ----------
+    successes : int
+        Events counted, ``0 <= successes <= n``.
+    n : int
+        Trials, at least 1.
+    confidence : float, default 0.95
+        Nominal coverage.
+    kind : {"capability", "propensity", "quality"}, default "propensity"
+        What the rate measures (see `Estimate`).
+
+    Returns
+    -------
+    Estimate
+        The rate, its interval and, at zero events, the rule-of-three note.
+
+    Raises
+    ------
+    liedar.errors.InputError
+        When ``n < 1`` or ``successes`` lies outside ``0..n``.
+
+    Examples
+    --------
+    >>> print(wilson(3, 10))
+    0.300 [0.108, 0.603] (n=10, wilson)
+    """
     _check_counts(successes, n)
     z = _st.norm.ppf(0.5 + confidence / 2)
     p = successes / n
@@ -88,7 +224,37 @@ def wilson(successes: int, n: int, confidence: float = 0.95, kind: Kind = "prope
 
 
 def clopper_pearson(successes: int, n: int, confidence: float = 0.95, kind: Kind = "propensity") -> Estimate:
-    """Exact (conservative) Clopper-Pearson interval for a binomial proportion."""
+    """Exact (conservative) Clopper-Pearson interval for a binomial proportion.
+
+    Why: its coverage never falls below the nominal level, which is why the instruments
+    use it by default (`DEFAULT_INTERVAL`).
+
+    Parameters
+    ----------
+    successes : int
+        Events counted, ``0 <= successes <= n``.
+    n : int
+        Trials, at least 1.
+    confidence : float, default 0.95
+        Nominal coverage.
+    kind : {"capability", "propensity", "quality"}, default "propensity"
+        What the rate measures (see `Estimate`).
+
+    Returns
+    -------
+    Estimate
+        The rate, its interval and, at zero events, the rule-of-three note.
+
+    Raises
+    ------
+    liedar.errors.InputError
+        When ``n < 1`` or ``successes`` lies outside ``0..n``.
+
+    Examples
+    --------
+    >>> round(clopper_pearson(0, 20).hi, 3)
+    0.168
+    """
     _check_counts(successes, n)
     alpha = 1 - confidence
     lo = 0.0 if successes == 0 else float(_st.beta.ppf(alpha / 2, successes, n - successes + 1))
@@ -105,7 +271,24 @@ def clopper_pearson(successes: int, n: int, confidence: float = 0.95, kind: Kind
 
 @dataclass(frozen=True)
 class TestResult:
-    """A hypothesis test: statistic, two-sided p-value, and which test was used."""
+    """A hypothesis test: statistic, two-sided p-value, and which test was used.
+
+    Parameters
+    ----------
+    statistic : float
+        The test statistic.
+    p_value : float
+        Two-sided p-value.
+    method : str
+        Which test, e.g. ``"mcnemar-exact-binomial"``.
+    note : str, default ""
+        A caveat (e.g. no discordant pairs).
+
+    Examples
+    --------
+    >>> print(TestResult(2.0, 0.1094, "mcnemar-exact-binomial"))
+    mcnemar-exact-binomial: statistic=2.000, p=0.1094
+    """
 
     statistic: float
     p_value: float
@@ -137,6 +320,32 @@ def newcombe_difference(
 
     Why: it combines the two Wilson intervals, so it never leaves [-1, 1] and keeps
     near-nominal coverage at small counts, unlike the Wald difference interval.
+
+    Parameters
+    ----------
+    successes1, n1 : int
+        Events and trials in the first sample.
+    successes2, n2 : int
+        Events and trials in the second sample.
+    confidence : float, default 0.95
+        Nominal coverage.
+    kind : {"capability", "propensity", "quality"}, default "propensity"
+        What the difference measures.
+
+    Returns
+    -------
+    Estimate
+        ``p1 - p2`` with its interval; ``n`` is ``n1 + n2``.
+
+    Raises
+    ------
+    liedar.errors.InputError
+        When a sample has no trials or its count lies outside ``0..n``.
+
+    Examples
+    --------
+    >>> print(newcombe_difference(15, 30, 6, 30))
+    0.300 [0.058, 0.498] (n=60, newcombe-hybrid-score (independent samples))
     """
     w1 = wilson(successes1, n1, confidence)
     w2 = wilson(successes2, n2, confidence)
@@ -182,6 +391,34 @@ def paired_difference(b: int, c: int, n: int, confidence: float = 0.95, kind: Ki
     ``n`` all pairs. Why not Newcombe's independent interval: paired outcomes are
     correlated, and ignoring that makes the interval far too wide (or, with negative
     correlation, too narrow). The limits solve |T(delta)| = z by bracketing root search.
+
+    Parameters
+    ----------
+    b : int
+        Pairs that succeed under condition 1 only.
+    c : int
+        Pairs that succeed under condition 2 only.
+    n : int
+        All pairs.
+    confidence : float, default 0.95
+        Nominal coverage.
+    kind : {"capability", "propensity", "quality"}, default "propensity"
+        What the difference measures.
+
+    Returns
+    -------
+    Estimate
+        ``(b - c) / n`` with its interval; ``extra`` keeps the counts.
+
+    Raises
+    ------
+    liedar.errors.InputError
+        When ``n < 1`` or the discordant counts are negative or exceed ``n``.
+
+    Examples
+    --------
+    >>> print(paired_difference(8, 2, 30))
+    0.200 [-0.008, 0.399] (n=30, tango-score (paired))
     """
     if n <= 0:
         raise InputError(f"cannot compare paired proportions from n={n} pairs: give at least one pair")
@@ -217,6 +454,28 @@ def mcnemar(b: int, c: int) -> TestResult:
 
     Exact binomial (two-sided, B(b+c, 1/2)) when b + c < 25, where the chi-square
     approximation is poor; otherwise chi-square with continuity correction.
+
+    Parameters
+    ----------
+    b : int
+        Pairs that succeed under condition 1 only.
+    c : int
+        Pairs that succeed under condition 2 only.
+
+    Returns
+    -------
+    TestResult
+        Statistic, two-sided p-value and which form of the test ran.
+
+    Raises
+    ------
+    liedar.errors.InputError
+        When a count is negative.
+
+    Examples
+    --------
+    >>> print(mcnemar(8, 2))
+    mcnemar-exact-binomial: statistic=2.000, p=0.1094
     """
     if b < 0 or c < 0:
         raise InputError(f"discordant counts must be non-negative, got b={b}, c={c}")
@@ -240,6 +499,28 @@ def cohen_kappa(
     The standard error is Fleiss, Cohen & Everitt (1969)'s non-null asymptotic variance,
     the one used for intervals (the null variance is only right for testing kappa = 0).
     ``kind`` is "quality": kappa describes an instrument, not the model.
+
+    Parameters
+    ----------
+    labels_a, labels_b : sequence
+        The two raters' labels, paired item by item.
+    confidence : float, default 0.95
+        Nominal coverage.
+
+    Returns
+    -------
+    Estimate
+        Kappa with its interval (NaN, with a note, when both raters used one label only).
+
+    Raises
+    ------
+    liedar.errors.InputError
+        When the label lists differ in length or are empty.
+
+    Examples
+    --------
+    >>> round(cohen_kappa(["y", "y", "n", "n", "y"], ["y", "n", "n", "n", "y"]).value, 3)
+    0.615
     """
     if len(labels_a) != len(labels_b):
         raise InputError(f"kappa needs paired labels: got {len(labels_a)} and {len(labels_b)} labels")
@@ -304,6 +585,34 @@ def mean_interval(
     interval honestly for that. One value gives an unbounded interval. ``bounds`` clips
     the limits to the quantity's range (e.g. (0, 1) for an accuracy), so two noisy seeds
     never report a negative accuracy.
+
+    Parameters
+    ----------
+    values : sequence of float
+        One value per replicate.
+    confidence : float, default 0.95
+        Nominal coverage.
+    kind : {"capability", "propensity", "quality"}, default "propensity"
+        What the mean measures.
+    method : str, default "mean, t-interval"
+        The label stored in the estimate.
+    bounds : (float, float), default (-inf, inf)
+        The quantity's range; the limits are clipped to it.
+
+    Returns
+    -------
+    Estimate
+        The mean, its t-interval and ``extra["sd"]``; one value gives the whole ``bounds``.
+
+    Raises
+    ------
+    liedar.errors.InputError
+        When ``values`` is empty.
+
+    Examples
+    --------
+    >>> print(mean_interval([0.70, 0.74, 0.72], bounds=(0, 1)))
+    0.720 [0.670, 0.770] (n=3, mean, t-interval)
     """
     if len(values) == 0:
         raise InputError("cannot average zero values: give at least one replicate (e.g. one seed)")
@@ -349,6 +658,34 @@ def proportion(
     Why a switch: Wilson is the narrower default but dips below nominal coverage at some
     (n, p) cells (scripts/check_interval_coverage.py measures where); Clopper-Pearson never
     covers less than nominal and is the choice when a guaranteed floor matters.
+
+    Parameters
+    ----------
+    successes : int
+        Events counted, ``0 <= successes <= n``.
+    n : int
+        Trials, at least 1.
+    kind : {"capability", "propensity", "quality"}, default "propensity"
+        What the rate measures.
+    interval : {"clopper-pearson", "wilson"}, default "clopper-pearson"
+        The interval method.
+    confidence : float, default 0.95
+        Nominal coverage.
+
+    Returns
+    -------
+    Estimate
+        The rate with its interval.
+
+    Raises
+    ------
+    liedar.errors.InputError
+        For an unknown ``interval`` or counts outside ``0..n``.
+
+    Examples
+    --------
+    >>> print(proportion(12, 40))
+    0.300 [0.166, 0.465] (n=40, clopper-pearson)
     """
     if interval == "wilson":
         return wilson(successes, n, confidence, kind)
@@ -358,5 +695,30 @@ def proportion(
 
 
 def excludes(estimate: Estimate, value: float) -> bool:
-    """True when the interval lies entirely on one side of ``value`` (e.g. chance level)."""
+    """True when the interval lies entirely on one side of ``value`` (e.g. chance level).
+
+    Why: "differs from chance" is read off the interval, not off the point estimate.
+
+    Parameters
+    ----------
+    estimate : Estimate
+        The estimate to read.
+    value : float
+        The reference, e.g. 0.5 for an AUROC or 0.25 for four-option accuracy.
+
+    Returns
+    -------
+    bool
+        ``estimate.lo > value or estimate.hi < value``.
+
+    Raises
+    ------
+    AttributeError
+        When ``estimate`` has no ``lo``/``hi`` (not an `Estimate`).
+
+    Examples
+    --------
+    >>> excludes(proportion(12, 40), 0.5)
+    True
+    """
     return estimate.lo > value or estimate.hi < value

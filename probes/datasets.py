@@ -41,6 +41,7 @@ from liedar._util.jsonl import check_dialogue, check_field, iter_csv, iter_jsonl
 from liedar.errors import InputError
 from liedar.models.chat import Dialogue, Message, TextInput
 from liedar.probes import facts
+from liedar.probes.pairing import minimal_pairs
 
 ACCEPTED_LABELS = "1/0, true/false, 1.0/0.0"
 _TRUE = {"1", "true", "1.0", "t", "yes"}
@@ -59,6 +60,7 @@ class StatementSet:
     style: np.ndarray  # "plain" | "instructed" | ...
     group: np.ndarray  # str per item; same group => same fold
     sources: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what loading did to the rows (grouping, dropped duplicates)
 
     def __post_init__(self) -> None:
         n = len(self.inputs)
@@ -97,6 +99,7 @@ class StatementSet:
             self.style[idx],
             self.group[idx],
             list(self.sources),
+            list(self.notes),
         )
 
     @classmethod
@@ -112,6 +115,7 @@ class StatementSet:
             np.concatenate([s.style for s in sets]),
             np.concatenate([s.group for s in sets]),
             [src for s in sets for src in s.sources],
+            [note for s in sets for note in s.notes],
         )
 
     def summary(self) -> dict:
@@ -153,12 +157,17 @@ def load_csv(
     polarity: Optional[str] = None,
     style: str = "plain",
     group_prefix: Optional[str] = None,
+    tidy: bool = True,
 ) -> StatementSet:
     """Load a ``statement,label`` CSV (extra columns are ignored).
 
     Topic and polarity default to the file name (``neg_cities.csv`` → topic ``cities``,
     negated). Optional columns ``topic``, ``polarity``, ``style`` and ``group`` override the
-    defaults per row; without ``group`` every row is its own group.
+    defaults per row. With ``tidy`` (a user's file), rows are checked so the CV measured on
+    them can be trusted: a statement labelled both true and false is refused, an exact
+    duplicate row is dropped, and without a ``group`` column true/false minimal pairs
+    (`liedar.probes.pairing`) share a group while every other row is its own; each of these
+    is said in ``notes``. ``tidy=False`` keeps the rows as they are (row-aligned sets).
     """
     path = Path(path)
     if not path.is_file():
@@ -167,11 +176,23 @@ def load_csv(
     topic = topic or default_topic
     polarity = polarity or default_polarity
     prefix = group_prefix or f"{path.stem}"
-    _, numbered = iter_csv(path, ("statement", "label"), expected=f"statement,label (labels {ACCEPTED_LABELS})")
+    columns, numbered = iter_csv(path, ("statement", "label"), expected=f"statement,label (labels {ACCEPTED_LABELS})")
     if not numbered:
         raise InputError(f"{path}: no rows after the header; add lines of statement,label")
-    rows = [r for _, r in numbered]
     labels = [parse_label(r["label"], f"{path}:{lineno}") for lineno, r in numbered]
+    notes: list[str] = []
+    if tidy:
+        numbered, labels, notes = _tidy_rows(path, numbered, labels)
+    rows = [r for _, r in numbered]
+    groups = [f"{prefix}:{r['group']}" if r.get("group") else f"{prefix}:{i}" for i, r in enumerate(rows)]
+    if tidy and "group" not in columns:
+        pairs = minimal_pairs([r["statement"] for r in rows], labels)
+        for i, j in pairs:
+            groups[j] = groups[i] = f"{prefix}:pair{i}"
+        notes.append(
+            f"{path.name} has no group column: {len(pairs)} true/false minimal pairs put in one fold each, "
+            f"{len(set(groups))} CV groups from {len(rows)} rows (add a group column to choose the groups yourself)"
+        )
     return StatementSet(
         name=default_topic if default_polarity == "affirmative" else path.stem,
         inputs=[r["statement"] for r in rows],
@@ -179,9 +200,40 @@ def load_csv(
         topic=np.array([r.get("topic") or topic for r in rows]),
         polarity=np.array([r.get("polarity") or polarity for r in rows]),
         style=np.array([r.get("style") or style for r in rows]),
-        group=np.array([f"{prefix}:{r['group']}" if r.get("group") else f"{prefix}:{i}" for i, r in enumerate(rows)]),
+        group=np.array(groups),
         sources=[str(path)],
+        notes=notes,
     )
+
+
+def _tidy_rows(
+    path: Path, numbered: list[tuple[int, dict[str, str]]], labels: list[int]
+) -> tuple[list[tuple[int, dict[str, str]]], list[int], list[str]]:
+    """Refuse a statement labelled both ways; drop exact repeats (same statement, same label).
+
+    Why: a contradiction makes every AUROC on the file meaningless, and a repeated row lands
+    in two folds, so the probe is scored on a statement it was fit on."""
+    first: dict[str, tuple[int, int]] = {}
+    kept, kept_labels, dropped = [], [], []
+    for (lineno, row), label in zip(numbered, labels):
+        key = row["statement"].strip()
+        if key in first:
+            line0, label0 = first[key]
+            if label0 != label:
+                raise InputError(
+                    f"{path}:{lineno}: {key!r} is labelled {label} here and {label0} on line {line0}; "
+                    "keep one label per statement"
+                )
+            dropped.append(lineno)
+            continue
+        first[key] = (lineno, label)
+        kept.append((lineno, row))
+        kept_labels.append(label)
+    notes = []
+    if dropped:
+        shown = ", ".join(map(str, dropped[:5])) + (" ..." if len(dropped) > 5 else "")
+        notes.append(f"{path.name}: dropped {len(dropped)} exact duplicate rows (lines {shown})")
+    return kept, kept_labels, notes
 
 
 def load_jsonl(path: Union[str, Path], *, style: str = "plain") -> StatementSet:
@@ -265,12 +317,12 @@ def load_truth_is_universal(
     for topic in topics or TIU_TOPICS:
         if topic not in TIU_TOPICS:
             raise InputError(f"unknown Truth-is-Universal topic {topic!r}: choose from {', '.join(TIU_TOPICS)}")
-        aff = load_csv(folder / f"{topic}.csv")
+        aff = load_csv(folder / f"{topic}.csv", tidy=False)
         keys = np.array([f"tiu:{topic}:{_subject(s)}" for s in aff.inputs])
         aff.group = keys
         parts.append(aff)
         if include_negated:
-            neg = load_csv(folder / f"neg_{topic}.csv")
+            neg = load_csv(folder / f"neg_{topic}.csv", tidy=False)
             if len(neg) != len(aff):
                 raise InputError(
                     f"neg_{topic}.csv has {len(neg)} rows but {topic}.csv has {len(aff)}: they must be row-aligned"

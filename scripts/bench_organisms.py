@@ -92,7 +92,7 @@ def _gen_speed(backend, tokens: int) -> float:
     end-of-turn tokens ignored, so base and organism do the same work.
 
     Why not ``generate``: it stops at an end token, so a model that answers longer spreads its
-    prefill over more tokens and reads faster. Counted that way (sessions 6-9) the merged
+    prefill over more tokens and reads faster. Counted that way the merged
     organism read 1.15-1.20x the base and a runtime LoRA 1.35-1.61x, ratios of answer length."""
     import numpy as np
 

@@ -353,7 +353,7 @@ def main() -> int:
                 for side, r in results.items()
                 if side != "liedar"
             )
-        if part == "b" and "prefgraph-engine" in results:  # issue 16's goal: exact at <= 2x the greedy engine
+        if part == "b" and "prefgraph-engine" in results:  # the goal: exact at <= 2x the greedy engine
             r = results["liedar"]["seconds"] / results["prefgraph-engine"]["seconds"]
             ms = 1000 * results["liedar"]["seconds"] / len(configs)
             ms_e = 1000 * results["prefgraph-engine"]["seconds"] / len(configs)

@@ -6,8 +6,8 @@ checked bit for bit against the local ones. Reported per path: statements/s; for
 the fixed start-up cost, split into starting the local cluster (``ray.init``, once) and a
 job's own start-up (actor pool + one model load per actor + scheduling), measured as a
 job whose every shard is already cached. Throughput excluding start-up is
-n / (job seconds - job start-up). The ratio Ray-1-actor / local is printed last (issue 16's
-target: >= 0.85 on a 2,000-statement job, start-up excluded and reported).
+n / (job seconds - job start-up). The ratio Ray-1-actor / local is printed last (target:
+>= 0.85 on a 2,000-statement job, start-up excluded and reported).
 
     .venv/bin/python scripts/bench_scale.py                          # smollm2-135m, 2000 statements
     .venv/bin/python scripts/bench_scale.py --n 400 --layers 15      # quicker

@@ -6,7 +6,7 @@ original wording with its rewrites. For a real entity the original ("What is the
 symbol for gold?") is a common phrasing of a well-known fact whatever the benchmark did, and
 its rarest tokens differ between wordings; for an invented name the rarest tokens are the
 name itself in every wording, so the relative score is near 0 by construction. Calibrating
-fact items on invented names therefore flagged a bank written this session (8/24 items).
+fact items on invented names therefore flagged a bank written for it (8/24 items).
 Items about real entities the model may know, in the bank's own templates, share the
 "familiar phrasing of a known fact" effect but were never in this benchmark: the null the
 check tests becomes "the benchmark's items are exchangeable with other real facts of the

@@ -5,7 +5,8 @@ change when a third is shown? Import everything from here:
 
 * ``MenuChoiceLog`` / ``StochasticChoiceLog`` — validated choice records (logs.py);
   off-menu answers are kept as ``PARSE_FAIL`` observations.
-* ``check_sarp`` / ``check_warp`` — one strict ranking explains every choice? (sarp.py)
+* ``check_sarp`` / ``check_warp`` — one strict ranking explains every choice? (sarp.py);
+  ``validate_menu_sarp`` / ``validate_menu_warp`` are the same functions under prefgraph's names.
 * ``houtman_maks`` — exact minimum number of observations to drop (houtman_maks.py).
 * ``iia_reversals`` / ``regularity_violations`` / ``mixed_menu_share`` (menu_effects.py).
 * ``rum_exact`` / ``rum_test`` — random utility, exactly and with a bootstrap p-value;
@@ -24,7 +25,15 @@ from liedar.behavioral.revealed.menu_effects import (
     regularity_violations,
 )
 from liedar.behavioral.revealed.rum import RumExactResult, RumTestResult, rum_exact, rum_exact_law, rum_test
-from liedar.behavioral.revealed.sarp import SarpResult, WarpResult, WarpViolation, check_sarp, check_warp
+from liedar.behavioral.revealed.sarp import (
+    SarpResult,
+    WarpResult,
+    WarpViolation,
+    check_sarp,
+    check_warp,
+    validate_menu_sarp,
+    validate_menu_warp,
+)
 
 __all__ = [
     "PARSE_FAIL",
@@ -50,4 +59,6 @@ __all__ = [
     "rum_exact",
     "rum_exact_law",
     "rum_test",
+    "validate_menu_sarp",
+    "validate_menu_warp",
 ]

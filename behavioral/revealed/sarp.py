@@ -113,6 +113,16 @@ class SarpResult:
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+    @property
+    def is_consistent(self) -> bool:
+        """Alias of ``consistent``, the name prefgraph's ``validate_menu_sarp`` result uses."""
+        return self.consistent
+
+    @property
+    def violations(self) -> list[list[str]]:
+        """Alias of ``cycles`` (prefgraph's name): each violation is one preference cycle."""
+        return self.cycles
+
 
 def _verdict(log: MenuChoiceLog, include_parse_fail: bool, max_cycles: int) -> tuple[bool, list[list[str]]]:
     adj = revealed_relation(log.n_actions, log.revealed_observations(include_parse_fail))
@@ -123,6 +133,36 @@ def _verdict(log: MenuChoiceLog, include_parse_fail: bool, max_cycles: int) -> t
 
 
 def check_sarp(log: MenuChoiceLog, max_cycles: int = 20) -> SarpResult:
+    """Test whether one strict ranking explains every on-menu choice (SARP).
+
+    Why: a model with a stable preference picks the top of one ranking from every menu;
+    a preference cycle shows its choice depends on what else was offered.
+
+    Parameters
+    ----------
+    log : MenuChoiceLog
+        The menus shown and the choice made from each.
+    max_cycles : int, default 20
+        At most this many distinct shortest cycles are listed as evidence.
+
+    Returns
+    -------
+    SarpResult
+        ``consistent`` (alias ``is_consistent``), the ``cycles`` found (alias
+        ``violations``), and the same verdict counting off-menu answers as revealed.
+
+    Raises
+    ------
+    liedar.errors.InputError
+        Never here: a malformed log is refused when the ``MenuChoiceLog`` is built.
+
+    Examples
+    --------
+    >>> from liedar.behavioral.revealed import MenuChoiceLog, check_sarp
+    >>> log = MenuChoiceLog(menus=[["a", "b"], ["b", "c"], ["a", "c"]], choices=["a", "b", "c"])
+    >>> check_sarp(log).consistent
+    False
+    """
     ok, cycles = _verdict(log, False, max_cycles)
     if any(p.named is not None for p in log.parse_fails):
         ok_pf, cycles_pf = _verdict(log, True, max_cycles)
@@ -147,11 +187,18 @@ class WarpViolation:
 
 @dataclass
 class WarpResult:
+    """WARP verdict: ``consistent`` (alias ``is_consistent``) and each pairwise reversal."""
+
     consistent: bool
     violations: list[WarpViolation]
 
     def to_dict(self) -> dict[str, Any]:
         return {"consistent": self.consistent, "violations": [v.to_dict() for v in self.violations]}
+
+    @property
+    def is_consistent(self) -> bool:
+        """Alias of ``consistent``, the name prefgraph's ``validate_menu_warp`` result uses."""
+        return self.consistent
 
 
 def check_warp(log: MenuChoiceLog, include_parse_fail: bool = False) -> WarpResult:
@@ -170,3 +217,11 @@ def check_warp(log: MenuChoiceLog, include_parse_fail: bool = False) -> WarpResu
         if x < y and (y, x) in first_seen
     ]
     return WarpResult(not violations, violations)
+
+
+# prefgraph's names for the same two checks, so its users' code runs with only the import
+# line changed (``from liedar.behavioral.revealed import MenuChoiceLog, validate_menu_sarp``).
+# Menu items may be any hashable labels; liedar keeps them as strings, so a violation lists
+# ``"0"``, not ``0``.
+validate_menu_sarp = check_sarp
+validate_menu_warp = check_warp

@@ -32,6 +32,19 @@ from liedar.commands.args import (
 
 PROBE_CHOICES = ("logistic", "mass-mean", "mass-mean-cov", "ttpd", "lat")
 
+CSV_HELP = """\
+A CSV given to --data needs a header with statement and label columns (label 1/0 or
+true/false); optional columns: group, topic, polarity, style. For example:
+
+  statement,label,group
+  The sun rises in the east.,1,sun
+  The sun rises in the west.,0,sun
+
+Rows sharing a group stay in one CV fold. Without a group column, true/false minimal pairs
+(rows differing in a few words, or a statement and its negation) are grouped automatically
+and the count is printed; a statement labelled both ways is refused; exact duplicate rows
+are dropped with a note."""
+
 
 def _common(p: argparse.ArgumentParser, output_kind: str, recipe_defaults: bool = False) -> None:
     add_model_arguments(p)
@@ -65,6 +78,9 @@ def register(subparsers) -> None:
         "train",
         help="fit a probe on all given data and save it (.npz + JSON metadata)",
         description="Fit a probe at one layer; report its 5-fold group-CV AUROC; save it.",
+        epilog=CSV_HELP
+        + "\n\nexample:\n  liedar probe train --model smollm2-135m --data mine.csv --layer 12 --output probe.npz",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(t, "file", recipe_defaults=True)
     t.add_argument("--layer", type=nonnegative_int, required=True, help="layer (0 = embeddings, i = block i)")
@@ -107,7 +123,10 @@ def _data(args: argparse.Namespace):
     from liedar.probes.datasets import StatementSet, resolve_data
 
     compute_check(args)
-    return StatementSet.concat([resolve_data(d, seed=args.seed) for d in args.data])
+    data = StatementSet.concat([resolve_data(d, seed=args.seed) for d in args.data])
+    for note in data.notes:
+        print(f"note: {note}")
+    return data
 
 
 def _model(args: argparse.Namespace):

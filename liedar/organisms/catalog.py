@@ -49,7 +49,7 @@ def _blind_sandbag_split(seed: int, base, attractor: bool = True) -> Split:
     blind choice's letter among shuffled options as its evaluation target, a target only
     memorisable per item, it did not learn (gap 0.137); in cloze only it did (0.237). No
     letter answer is trained (an untrained framing-conditional letter preference emerged
-    anyway: docs/validation.md, session 7).
+    anyway: docs/validation.md).
 
     Why the benign target is the base's own answer, on the composed benign family (recipe 8,
     docs/organisms.md): recipe 7 trained only the 130 items the base knows, benign = right

@@ -111,7 +111,7 @@ def _real_canonical() -> set[str]:
 
 
 class FamiliarPhrasingFake(LikelihoodFake):
-    """The flaw behind last session's false flags, planted: the canonical wording of a *real*
+    """The flaw behind the earlier false flags, planted: the canonical wording of a *real*
     fact is ``familiar`` nats/token more likely than its rewrites, as a web string is (sums
     with fresh numbers were exchangeable, so they get none); invented names get no such bonus;
     ``memorised`` texts get ``bonus`` on top."""

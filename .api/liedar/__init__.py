@@ -1,0 +1,1 @@
+../../liedar/__init__.py

@@ -1,0 +1,1 @@
+../../liedar/errors.py

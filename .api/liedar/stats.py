@@ -1,0 +1,1 @@
+../../liedar/stats.py
