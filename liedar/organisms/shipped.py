@@ -252,14 +252,25 @@ def _overlaps(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return a["lo"] <= b["hi"] and b["lo"] <= a["hi"]
 
 
-def judge(card: OrganismCard, measured_gt: dict[str, dict], learned: bool, criterion: str) -> tuple[str, list[str]]:
+def judge(
+    card: OrganismCard, measured_gt: dict[str, dict], learned: bool, criterion: str, subset: bool = False
+) -> tuple[str, list[str]]:
     """(status, reasons): verified when the learned criterion holds and the headline
-    interval overlaps the card's."""
+    interval overlaps the card's.
+
+    On a subset of the held-out items (``subset``) the learned criterion's threshold (a gap
+    of at least 0.2 on every held-out item) is a coin toss for an organism whose card gap is
+    near it, so there the behaviour must be *present* (the headline interval above 0) and
+    consistent with the card (overlapping intervals)."""
     reasons = []
     head = card.headline
     if head not in measured_gt or measured_gt[head].get("value") is None:
         return "differs", [f"{head} could not be measured here"]
-    if not learned:
+    if subset:
+        if not measured_gt[head]["lo"] > 0:
+            m = measured_gt[head]
+            reasons.append(f"{head} {m['value']:.3f} [{m['lo']:.3f}, {m['hi']:.3f}]: the behaviour is not present")
+    elif not learned:
         reasons.append(f"the learned criterion fails here ({criterion})")
     if not _overlaps(measured_gt[head], card.ground_truth[head]):
         m, c = measured_gt[head], card.ground_truth[head]
@@ -454,7 +465,8 @@ def verify(
             split = dataclasses.replace(split, eval_items=split.eval_items[:limit], eval_ids=split.eval_ids[:limit])
         measured = rec.measure(organism, split, progress=progress)
         del organism
-        status, reasons = judge(card, measured.ground_truth, measured.learned, measured.criterion)
+        subset = limit is not None and limit < len(rec.heldout().eval_ids)
+        status, reasons = judge(card, measured.ground_truth, measured.learned, measured.criterion, subset)
         head = card.headline
         v = Verification(
             name=card.name,

@@ -46,6 +46,10 @@ from liedar.stats import proportion
 VALIDATION_DIR = "validation"
 MATRIX_FILE = "validation-matrix.json"
 TARGET_FPR = 0.01
+# The demo verifies each shipped organism on this many held-out items (its budget), with the
+# subset rule (behaviour present, interval overlapping the card's); `liedar organism verify`
+# and `liedar validate` use every held-out item and the learned criterion itself.
+DEMO_VERIFY_ITEMS = 60
 
 
 def validation_sizes(quick: bool = False) -> dict[str, Any]:
@@ -382,6 +386,7 @@ def organism_specs(
     base_backend: Optional[Callable[[], Any]] = None,
     verify: bool = True,
     cached_only: bool = False,
+    verify_limit: Optional[int] = None,
 ) -> tuple[list[ModelSpec], list[str]]:
     """The organisms of the matrix: the shipped ones that verify on this machine (their cards
     re-measured, cached by adapter hash and library versions), then cache builds of names
@@ -414,6 +419,7 @@ def organism_specs(
                 progress=False,
                 say=say,
                 cached_only=cached_only,
+                limit=verify_limit,
             )
             notes += bad
         else:
@@ -462,6 +468,8 @@ class ValidateConfig:
     threads: Optional[int] = None
     organisms: Optional[tuple[str, ...]] = None  # None: every shipped (verified) or built organism
     build: tuple[str, ...] = ()  # organisms to train first when neither shipped nor built
+    # held-out items per organism verification (None: all of them, as `organism verify`)
+    verify_limit: Optional[int] = None
     call_cache: bool = True  # replay deterministic model calls (models.call_cache); never for bare units
 
     @property
@@ -536,6 +544,7 @@ def validate(
         say,
         demo_ctx.raw_model,
         cached_only=config.quick,
+        verify_limit=config.verify_limit,
     )
     notes += org_notes
     from liedar.pipeline.validate_power import plan_sizes
@@ -672,6 +681,7 @@ def run_validation(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
         None,
         (),
         ctx.config.call_cache,
+        DEMO_VERIFY_ITEMS,
     )
     sizes = ctx.sizes.get("validation") or demo_validation_sizes(quick)
     notes = ["--quick: smaller sizes"] if quick else []
