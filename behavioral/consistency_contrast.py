@@ -368,7 +368,7 @@ def _check_and_pair(
                 f"condition {c.name!r} has no option-order trials: the contrast needs shuffled "
                 "presentations under both prompts"
             )
-        det._group_option_trials(c.option_trials)  # same per-trial checks as the single-condition API
+        det.group_option_trials(c.option_trials)  # same per-trial checks as the single-condition API
     g_ref, g_test = _group(ref.option_trials), _group(test.option_trials)
     only_ref, only_test = sorted(set(g_ref) - set(g_test)), sorted(set(g_test) - set(g_ref))
     if only_ref or only_test:
@@ -426,7 +426,7 @@ def _profile(det: ConsistencyDetector, c: ConditionTrials, items: list[str]) -> 
             PositionPrior(
                 pt.n_options,
                 pt.counts,
-                tuple(det._rate(x, n) for x in pt.counts),
+                tuple(det.rate(x, n) for x in pt.counts),
                 pt.concentration,
                 pt.attractor,
                 pt.p_value,

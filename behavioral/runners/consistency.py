@@ -31,6 +31,7 @@ from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun
 from liedar.behavioral.items.mcq import MCQItem, load_mcq_bank
 from liedar.behavioral.runners.common import ask_multiple_choice
 from liedar.errors import InputError
+from liedar.models.backend import Backend
 from liedar.results import Section
 from liedar.stats import DEFAULT_INTERVAL, Estimate, paired_difference, proportion
 
@@ -116,7 +117,7 @@ def _check_design(items: Sequence[MCQItem], n_shuffles: int, n_paraphrases: int)
 
 
 def ask_condition(
-    backend: Any,
+    backend: Backend,
     items: Sequence[MCQItem],
     system: str,
     *,
@@ -148,7 +149,7 @@ def ask_condition(
 
 
 def run_consistency(
-    backend: Any,
+    backend: Backend,
     *,
     n_items: int = 30,
     n_shuffles: int = 5,
@@ -308,7 +309,7 @@ class Consistency(Instrument):
 
     def run(
         self,
-        backend: Any,
+        backend: Backend,
         items: Sequence[MCQItem],
         *,
         interval: str = DEFAULT_INTERVAL,

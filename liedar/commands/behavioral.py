@@ -18,7 +18,7 @@ atomically. Examples::
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, Optional
 
 from liedar._util.atomic import write_json_atomic
 from liedar.behavioral.instrument import Instrument
@@ -31,6 +31,7 @@ from liedar.commands.args import (
     positive_int,
     refuse_overwrite,
 )
+from liedar.models.backend import Backend
 from liedar.models.served import run_with
 from liedar.models.served_cli import add_served_model_arguments, served_backend_from_args
 
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     options = inst.options(args)
     refuse_overwrite([args.output], inst.inputs(options))
     items = inst.items(limit=getattr(args, "limit", None), seed=args.seed, **options)
-    backend: Any = None
+    backend: Optional[Backend] = None
     meta: dict[str, Any] = {"instrument": inst.name}
     if inst.needs_model:
         from liedar import models
