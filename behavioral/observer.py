@@ -91,6 +91,7 @@ def sign_flip_p(d: Sequence[float], *, seed: int = 0, draws: int = MC_FLIPS) -> 
 
 
 def _mean_est(values: Sequence[float], kind: str = "propensity", bounds=(-1.0, 1.0), what: str = "") -> Estimate:
+    # kind is one of the Kind literals; callers pass it as a plain str
     e = mean_interval(list(values), kind=kind, method=f"mean{what}, t-interval", bounds=bounds)  # type: ignore[arg-type]
     return e
 

@@ -102,9 +102,15 @@ class Backend(Protocol):
     n_layers: int  # number of transformer blocks; valid layers are 0..n_layers+1
     d_model: int
     n_ctx: int
-    chat_template: Optional[str]
-    bos_token: str
-    eos_token: str
+
+    @property
+    def chat_template(self) -> Optional[str]: ...
+
+    @property
+    def bos_token(self) -> str: ...
+
+    @property
+    def eos_token(self) -> str: ...
 
     def check_layers(self, layers: Sequence[int]) -> list[int]: ...
 

@@ -55,7 +55,7 @@ class BackendBase:
         """Append one token; return next-token logits and its state at hook_layer."""
         raise NotImplementedError
 
-    def _gen_read(self, token: int, hook_layer: int) -> np.ndarray:
+    def _gen_read(self, token: int, hook_layer: int) -> Optional[np.ndarray]:
         """Feed the generation's *final* token only to read its state at hook_layer.
 
         Why separate from `_gen_feed`: nothing follows the last token, so its logits and
@@ -126,13 +126,13 @@ class BackendBase:
         if isinstance(position, Span):
             if enc.rendered.templated or len(enc.rendered.spans) != 1:
                 raise InputError("a Span position needs plain-string inputs; use 'last' or 'mean' for dialogues")
-            rows = [t for t, (a, b) in enumerate(enc.offsets) if b > a and a < position.end and b > position.start]
-            if not rows:
+            inside = [t for t, (a, b) in enumerate(enc.offsets) if b > a and a < position.end and b > position.start]
+            if not inside:
                 raise InputError(
                     f"span [{position.start}, {position.end}) covers no token of {enc.rendered.text[:40]!r}; "
                     "give character offsets inside the text"
                 )
-            return np.array(rows)
+            return np.array(inside)
         rows = np.flatnonzero(enc.detect)
         if rows.size == 0:
             raise InputError(

@@ -45,6 +45,7 @@ import re
 import threading
 import time
 from collections import Counter
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -327,7 +328,7 @@ class ServedBackend:
         self._checked = False
         self._logprobs_ok: Optional[bool] = None if config.scoring != "parse" else False
         self._recording: Optional[list[Any]] = None
-        self._pending: dict[str, Any] = {}
+        self._pending: dict[str, "Future[dict[str, Any]]"] = {}
         self._bar: Any = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="liedar-served", daemon=True)
@@ -711,7 +712,7 @@ class ServedBackend:
         cached. Returns the second pass's result."""
         import concurrent.futures as cf
 
-        self._pending: dict[str, "cf.Future[dict[str, Any]]"] = {}
+        self._pending = {}
         bar = None
         if self.progress:
             from tqdm.auto import tqdm
@@ -731,6 +732,7 @@ class ServedBackend:
                 for f in pending:
                     f.cancel()
                 cf.wait(pending, timeout=self.config.timeout)
+                # failed holds only futures whose exception() is not None (filtered above)
                 raise failed[0].exception()  # type: ignore[misc]
             return run(self)
         finally:

@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 
     # a served backend collects the run's requests first and sends them concurrently
     result = run_with(backend, work) if backend is not None else work(None)
-    if hasattr(backend, "usage_summary"):
+    if backend is not None and hasattr(backend, "usage_summary"):
         meta["usage"] = backend.usage_summary()  # calls, cache hits, tokens, scoring modes, no-answers
     print(inst.summary(result))
     if args.output:
