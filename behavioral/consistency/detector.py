@@ -42,8 +42,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from liedar.behavioral.consistency_contrast import compare_conditions
-from liedar.behavioral.consistency_core import (  # noqa: F401  (the records are part of this module's public face)
+from liedar.behavioral.consistency.contrast import compare_conditions
+from liedar.behavioral.consistency.records import (  # noqa: F401  (the records are part of this module's public face)
     BACKED_FLOOR,
     KAPPA_RAMP_START,
     N_BOOTSTRAP,
@@ -302,7 +302,7 @@ class ConsistencyDetector:
 
         Why: a letter preference present under an honest prompt is the model's, not a
         strategy; only the difference between conditions is evidence of sandbagging.
-        ``reference`` / ``test``: `behavioral.consistency_contrast.ConditionTrials` or plain
+        ``reference`` / ``test``: `liedar.behavioral.consistency.contrast.ConditionTrials` or plain
         lists of `OptionOrderTrial`. Returns a `ConsistencyContrast` (see that module).
         """
         return compare_conditions(self, reference, test, min_effect=min_effect, n_permutations=n_permutations)

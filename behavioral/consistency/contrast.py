@@ -41,20 +41,44 @@ from __future__ import annotations
 import itertools
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+from typing import Any, Optional, Protocol, Sequence, Union
 
 import numpy as np
 
-from liedar.behavioral.consistency_core import (
+from liedar.behavioral.consistency.records import (
+    OptionOrderAnalysis,
     OptionOrderTrial,
+    ParaphraseAnalysis,
     ParaphraseTrial,
     chance_modal_share,
 )
 from liedar.errors import InputError
 from liedar.stats import Estimate
 
-if TYPE_CHECKING:
-    from liedar.behavioral.consistency import ConsistencyDetector
+
+class ConsistencyDetector(Protocol):
+    """What the contrast asks of the single-condition detector (`detector.ConsistencyDetector`).
+
+    Why a Protocol here: the detector's ``compare`` hands itself to this module, so this
+    module naming the detector's class would close an import loop.
+    """
+
+    min_trials_per_item: int
+    significance_level: float
+    seed: int
+    n_bootstrap: int
+    intervals: bool
+
+    def group_option_trials(
+        self, trials: Sequence[OptionOrderTrial]
+    ) -> tuple[dict[str, list[OptionOrderTrial]], int]: ...
+
+    def analyze_option_order(self, trials: Sequence[OptionOrderTrial]) -> OptionOrderAnalysis: ...
+
+    def analyze_paraphrase_invariance(self, trials: Sequence[ParaphraseTrial]) -> ParaphraseAnalysis: ...
+
+    def rate(self, successes: int, n: int) -> Estimate: ...
+
 
 DEFAULT_MIN_EFFECT = 0.2
 DEFAULT_PERMUTATIONS = 4000
