@@ -1,10 +1,6 @@
 """The layering is a contract, checked on the source: imports point down only.
 
-    liedar.cli | liedar.commands | liedar.pipeline           (composition: knows everyone)
-    liedar.report | liedar.readings | liedar.organisms      (peers)
-    liedar.probes | liedar.behavioral                         (peers: neither imports the other)
-    liedar.models
-    liedar (version only), liedar.errors, liedar._util, liedar.stats
+`LAYERS` below is the project's one layer map (docs/contributing.md links here).
 
 Every import counts, also those inside functions (an upward import in a function is still
 upward) and those under ``if TYPE_CHECKING:`` (a type names a module as surely as a call
@@ -34,7 +30,7 @@ LAYERS: list[tuple[int, str, tuple[str, ...]]] = [
     (
         0,
         "base",
-        ("liedar", "liedar.errors", "liedar._util", "liedar.stats", "liedar.results", "liedar.rows", "liedar.atomic"),
+        ("liedar", "liedar.errors", "liedar._util", "liedar.stats", "liedar.results", "liedar.rows"),
     ),
     (1, "models", ("liedar.models",)),
     (2, "probes", ("liedar.probes",)),
@@ -44,7 +40,7 @@ LAYERS: list[tuple[int, str, tuple[str, ...]]] = [
     (
         4,
         "top",
-        ("liedar.cli", "liedar.commands", "liedar.pipeline", "liedar.__main__", "liedar.demo", "liedar.integrations"),
+        ("liedar.cli", "liedar.commands", "liedar.pipeline", "liedar.integrations"),
     ),
 ]
 
