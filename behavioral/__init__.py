@@ -11,12 +11,13 @@ Every instrument with a CLI subcommand and a demo step is in `liedar.behavioral.
 """
 
 from liedar.behavioral.consistency import (
+    ConditionTrials,
+    ConsistencyContrast,
     ConsistencyDetector,
     ConsistencyResult,
     OptionOrderTrial,
     ParaphraseTrial,
 )
-from liedar.behavioral.consistency_contrast import ConditionTrials, ConsistencyContrast
 from liedar.behavioral.elicitation import ElicitedCeiling, select_ceiling
 from liedar.behavioral.episodes import score_episodes
 from liedar.behavioral.honesty import belief_vs_assertion

@@ -31,6 +31,7 @@ from typing import Any, ClassVar, Mapping, Optional, Sequence
 import numpy as np
 
 from liedar.errors import InputError
+from liedar.models.backend import Backend
 from liedar.results import Caveat, Section
 
 LOCAL_BACKENDS = ("transformers", "llamacpp")
@@ -107,7 +108,7 @@ class Instrument:
 
     def run(
         self,
-        backend: Any,
+        backend: Backend,
         items: Sequence[Any],
         *,
         interval: str,
@@ -128,7 +129,7 @@ class Instrument:
 
         return format_result(run.result.to_dict())
 
-    def check_backend(self, backend: Any) -> None:
+    def check_backend(self, backend: Backend) -> None:
         """Refuse, in one line, a backend that lacks what this instrument uses (a served model
         has no weights for weight noise); local backends have every capability."""
         have = getattr(backend, "capabilities", None)

@@ -91,6 +91,7 @@ def sign_flip_p(d: Sequence[float], *, seed: int = 0, draws: int = MC_FLIPS) -> 
 
 
 def _mean_est(values: Sequence[float], kind: str = "propensity", bounds=(-1.0, 1.0), what: str = "") -> Estimate:
+    # kind is one of the Kind literals; callers pass it as a plain str
     e = mean_interval(list(values), kind=kind, method=f"mean{what}, t-interval", bounds=bounds)  # type: ignore[arg-type]
     return e
 
@@ -334,7 +335,7 @@ class ObserverMonitor:
     target_false_alarm: float
     direction: int = -1
 
-    def _p1(self, p0: float) -> float:
+    def alternative_rate(self, p0: float) -> float:
         return float(np.clip(p0 + self.direction * self.shift, 1e-3, 1 - 1e-3))
 
     def run(self, stream: Sequence[float]) -> list[Alarm]:
@@ -343,7 +344,7 @@ class ObserverMonitor:
         if x.ndim != 1 or not np.all((x >= 0) & (x <= 1)):
             raise InputError("a monitored stream is a sequence of outcomes in [0, 1] (1 = correct)")
         p0 = float(np.clip(self.baseline, 1e-3, 1 - 1e-3))
-        p1 = self._p1(p0)
+        p1 = self.alternative_rate(p0)
         a, b = math.log(p1 / p0), math.log((1 - p1) / (1 - p0))
         s, start, alarms = 0.0, 0, []
         for t, v in enumerate(x):
@@ -367,7 +368,7 @@ def _honest_streams(baseline: float, baseline_n: int, streams: int, horizon: int
 
 def first_alarm_rate(monitor: ObserverMonitor, x: np.ndarray, threshold: Optional[float] = None) -> np.ndarray:
     p0 = np.full(x.shape[0], float(np.clip(monitor.baseline, 1e-3, 1 - 1e-3)))
-    p1 = np.array([monitor._p1(p) for p in p0])
+    p1 = np.array([monitor.alternative_rate(p) for p in p0])
     path = _cusum_path(x, p0, p1)
     h = monitor.threshold if threshold is None else threshold
     return np.max(path, axis=1) > h
@@ -396,7 +397,7 @@ def calibrate_monitor(
     x = _honest_streams(baseline, baseline_n, simulations, horizon, rng)
     probe = ObserverMonitor(baseline, baseline_n, shift, horizon, 0.0, false_alarm, direction)
     p0 = np.full(simulations, float(np.clip(baseline, 1e-3, 1 - 1e-3)))
-    p1 = np.array([probe._p1(p) for p in p0])
+    p1 = np.array([probe.alternative_rate(p) for p in p0])
     peak = _cusum_path(x, p0, p1).max(axis=1)
     h = float(np.quantile(peak, 1 - false_alarm, method="higher"))
     return ObserverMonitor(baseline, baseline_n, shift, horizon, h, false_alarm, direction)

@@ -17,6 +17,7 @@ from liedar.behavioral.episodes import load_episodes, score_episodes
 from liedar.behavioral.instrument import Instrument, InstrumentRun
 from liedar.behavioral.items.episodes import RUBRICS
 from liedar.behavioral.judges import load_labels, validate_judge
+from liedar.models.backend import Backend
 from liedar.results import Caveat, Section
 from liedar.rows import add_measure, add_quality_metric, attach_caveats
 from liedar.stats import DEFAULT_INTERVAL
@@ -54,7 +55,7 @@ class EpisodeScoring(Instrument):
 
     def run(
         self,
-        backend: Any,
+        backend: Backend,
         items: Sequence[Any],
         *,
         interval: str = DEFAULT_INTERVAL,
@@ -111,7 +112,7 @@ class JudgeAgreement(Instrument):
 
     def run(
         self,
-        backend: Any,
+        backend: Backend,
         items: Sequence[Any],
         *,
         interval: str = DEFAULT_INTERVAL,

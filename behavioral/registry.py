@@ -8,9 +8,9 @@ through it). A third-party instrument is added at run time with `register`.
 
 from __future__ import annotations
 
+from liedar.behavioral.consistency.runner import Consistency
 from liedar.behavioral.instrument import Instrument
 from liedar.behavioral.record_instruments import EpisodeScoring, JudgeAgreement
-from liedar.behavioral.runners.consistency import Consistency
 from liedar.behavioral.runners.contamination import Contamination
 from liedar.behavioral.runners.honesty import BeliefVsAssertion
 from liedar.behavioral.runners.menus import MenuStudy

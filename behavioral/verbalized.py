@@ -26,6 +26,7 @@ import numpy as np
 
 from liedar.behavioral.judges import JudgeResult, validate_judge
 from liedar.errors import InputError
+from liedar.models.backend import Backend
 from liedar.results import Caveat
 from liedar.stats import DEFAULT_INTERVAL, Estimate, proportion
 
@@ -152,7 +153,7 @@ def verbalized_rate(generations: Sequence[tuple[str, str]], *, interval: str = D
 
 
 def generate_answers(
-    backend: Any, items: Sequence[Any], families: Sequence[str], *, max_tokens: int = 40, seed: int = 0
+    backend: Backend, items: Sequence[Any], families: Sequence[str], *, max_tokens: int = 40, seed: int = 0
 ) -> list[tuple[str, str]]:
     """Greedy answers to each item under one seeded wording of each family (no "Answer:"
     prefill: the model writes freely, so it has room to say what it thinks is going on)."""

@@ -5,4 +5,4 @@ report) and the project-wide exception type. It must stay import-light: `behavio
 imports `liedar.errors`, and `behavioral` must import without torch.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -218,6 +218,7 @@ class Measure:
     @property
     def kind(self) -> Kind:
         """What the row measures, whether or not it has a number."""
+        # a measure holds exactly one of an estimate and the reason there is none
         return self.estimate.kind if self.estimate is not None else self.not_computable.kind  # type: ignore[union-attr]
 
     @classmethod

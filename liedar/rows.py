@@ -44,7 +44,7 @@ def why_not(e: Optional[Estimate], reason: str = "") -> NotComputable:
     note = getattr(e, "note", "") or ""
     n = int(getattr(e, "n", 0) or 0)
     why = reason or note or (f"n = {n}, no finite estimate" if n else "no records in its denominator")
-    return NotComputable(why, max(n, 0), getattr(e, "kind", "propensity"))  # type: ignore[arg-type]
+    return NotComputable(why, max(n, 0), getattr(e, "kind", "propensity"))
 
 
 def add_measure(section: Section, reason: str = "", **measure: Any) -> Measure:

@@ -27,7 +27,7 @@ from typing import Callable, Literal, Optional, Protocol, Sequence, Union, runti
 
 import numpy as np
 
-from liedar.models.chat import TextInput
+from liedar.models.chat import Rendered, TextInput
 
 
 @dataclass(frozen=True)
@@ -76,14 +76,54 @@ class TokenStates:
     text: str  # the rendered text
 
 
+@dataclass
+class Encoded:
+    """One input after rendering and tokenization."""
+
+    rendered: Rendered
+    ids: list[int]
+    offsets: list[tuple[int, int]]  # character offsets into rendered.text
+    detect: np.ndarray  # bool [n_tokens]
+
+
 @runtime_checkable
 class Backend(Protocol):
+    """What instruments, organisms, the monitor and the integrations may ask of a model.
+
+    Every member is public so no caller reaches into a backend's private primitives. A
+    backend that cannot give a member (a served model has no token ids) still has it and
+    raises one clear line naming what to run instead, so ``isinstance(x, Backend)`` holds
+    for every backend and the refusal reads the same everywhere.
+    """
+
     name: str
     kind: str  # "transformers" | "llamacpp"
     fingerprint: str  # content hash of the weights' source file: same model => same fingerprint
     n_layers: int  # number of transformer blocks; valid layers are 0..n_layers+1
     d_model: int
     n_ctx: int
+
+    @property
+    def chat_template(self) -> Optional[str]: ...
+
+    @property
+    def bos_token(self) -> str: ...
+
+    @property
+    def eos_token(self) -> str: ...
+
+    def check_layers(self, layers: Sequence[int]) -> list[int]: ...
+
+    def tokenize(self, text: str, templated: bool = False) -> tuple[list[int], list[tuple[int, int]]]:
+        """Token ids and character offsets of already rendered text (see ``BackendBase``)."""
+
+    def encode(self, inp: TextInput, *, add_generation_prompt: bool = False) -> Encoded: ...
+
+    def token_text(self, token: int) -> str:
+        """The text of one token id, special tokens spelled out."""
+
+    def token_logprobs_of_ids(self, batch: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        """For each id sequence, ``log p(ids[t] | ids[:t])`` for t = 1..len-1."""
 
     def hidden_states(
         self,
@@ -97,6 +137,10 @@ class Backend(Protocol):
 
     def token_states(self, text: TextInput, layers: Sequence[int]) -> TokenStates: ...
 
+    def token_states_of_ids(
+        self, ids: Sequence[int], layers: Sequence[int], enc: Optional[Encoded] = None
+    ) -> TokenStates: ...
+
     def score_options(self, prompt: TextInput, options: Sequence[str]) -> np.ndarray:
         """Summed log-probability of each option as a continuation of the prompt."""
 
@@ -108,4 +152,7 @@ class Backend(Protocol):
         seed: int = 0,
         on_token: Optional[Callable[[TokenStep], None]] = None,
         hook_layer: Optional[int] = None,
-    ) -> Generation: ...
+        stop_at_end: bool = True,
+    ) -> Generation:
+        """With ``stop_at_end=False`` exactly ``max_tokens`` steps run (an end token is
+        emitted and decoding goes on), so timings compare equal work across models."""

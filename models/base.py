@@ -12,24 +12,13 @@ never silently truncated: a truncated statement is a different statement.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
 import numpy as np
 
 from liedar.errors import InputError
-from liedar.models.backend import Generation, Position, Span, TokenStates, TokenStep
-from liedar.models.chat import Rendered, TextInput, render
-
-
-@dataclass
-class Encoded:
-    """One input after rendering and tokenization."""
-
-    rendered: Rendered
-    ids: list[int]
-    offsets: list[tuple[int, int]]  # character offsets into rendered.text
-    detect: np.ndarray  # bool [n_tokens]
+from liedar.models.backend import Encoded, Generation, Position, Span, TokenStates, TokenStep
+from liedar.models.chat import TextInput, render
 
 
 class BackendBase:
@@ -66,7 +55,7 @@ class BackendBase:
         """Append one token; return next-token logits and its state at hook_layer."""
         raise NotImplementedError
 
-    def _gen_read(self, token: int, hook_layer: int) -> np.ndarray:
+    def _gen_read(self, token: int, hook_layer: int) -> Optional[np.ndarray]:
         """Feed the generation's *final* token only to read its state at hook_layer.
 
         Why separate from `_gen_feed`: nothing follows the last token, so its logits and
@@ -84,6 +73,19 @@ class BackendBase:
 
     def _is_end(self, token: int) -> bool:
         raise NotImplementedError
+
+    # ---- the primitives' public faces (what callers outside models/ may use) ----------
+    def tokenize(self, text: str, templated: bool = False) -> tuple[list[int], list[tuple[int, int]]]:
+        """Token ids and character offsets of already rendered text (``templated`` text
+        carries its own special tokens; plain text gets the model's default BOS)."""
+        return self._tokenize(text, templated)
+
+    def token_text(self, token: int) -> str:
+        return self._piece(token)
+
+    def token_logprobs_of_ids(self, batch: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        """For each id sequence, ``log p(ids[t] | ids[:t])`` for t = 1..len-1."""
+        return self._token_logprobs([[int(t) for t in seq] for seq in batch])
 
     # ---- shared semantics -------------------------------------------------------------
     def check_layers(self, layers: Sequence[int]) -> list[int]:
@@ -124,13 +126,13 @@ class BackendBase:
         if isinstance(position, Span):
             if enc.rendered.templated or len(enc.rendered.spans) != 1:
                 raise InputError("a Span position needs plain-string inputs; use 'last' or 'mean' for dialogues")
-            rows = [t for t, (a, b) in enumerate(enc.offsets) if b > a and a < position.end and b > position.start]
-            if not rows:
+            inside = [t for t, (a, b) in enumerate(enc.offsets) if b > a and a < position.end and b > position.start]
+            if not inside:
                 raise InputError(
                     f"span [{position.start}, {position.end}) covers no token of {enc.rendered.text[:40]!r}; "
                     "give character offsets inside the text"
                 )
-            return np.array(rows)
+            return np.array(inside)
         rows = np.flatnonzero(enc.detect)
         if rows.size == 0:
             raise InputError(
@@ -256,12 +258,15 @@ class BackendBase:
         seed: int = 0,
         on_token: Optional[Callable[[TokenStep], None]] = None,
         hook_layer: Optional[int] = None,
+        stop_at_end: bool = True,
     ) -> Generation:
         """Greedy when temperature == 0, else sampling from softmax(logits / temperature) with
         a Generator seeded by `seed`. Stops at an end-of-generation token (not emitted) or
         at the context limit. With `hook_layer`, every TokenStep carries that token's own
         hidden state (the sampled token is fed, then read), so the stream equals
-        `token_states_of_ids` on the finished transcript."""
+        `token_states_of_ids` on the finished transcript. With ``stop_at_end=False`` an end
+        token is emitted like any other and exactly ``max_tokens`` steps run (context
+        permitting), so a speed measured over it is the same work on every model."""
         if hook_layer is not None:
             hook_layer = self.check_layers([hook_layer])[0]
         if temperature < 0:
@@ -275,7 +280,7 @@ class BackendBase:
         out: list[int] = []
         for index in range(budget):
             token = _sample(logits, temperature, rng)
-            if self._is_end(token):
+            if stop_at_end and self._is_end(token):
                 break
             out.append(token)
             hidden = None

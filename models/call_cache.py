@@ -3,15 +3,15 @@
 Why: the behavioural instruments ask a local model thousands of questions whose answers
 are a pure function of the weights, the runtime and the arguments — option log-probs
 (`score_options`), greedy or seeded generations (`generate`), per-token log-probs of a
-batch (`_token_logprobs`, the contamination check). Re-running a report re-asks all of
+batch (`token_logprobs_of_ids`, the contamination check). Re-running a report re-asks all of
 them. `lm-evaluation-harness --use_cache` and inspect_ai's model-call cache keep such
 answers on disk; this is liedar's version.
 
 What is cached, and what never is:
 
-* ``score_options(prompt, options)`` and ``_token_logprobs(batch)``: always pure;
+* ``score_options(prompt, options)`` and ``token_logprobs_of_ids(batch)``: always pure;
 * ``generate(...)`` when it is deterministic — temperature 0, or a fixed ``seed`` — and has
-  no ``on_token`` callback and no ``hook_layer`` (the inline monitor needs the live token
+  no ``on_token`` callback, no ``hook_layer`` and no ``stop_at_end=False`` (the inline monitor needs the live token
   stream and hidden states: those calls always go to the model);
 * everything else (hidden states, token states, tokenization, attributes) is forwarded
   unchanged to the wrapped backend.
@@ -56,7 +56,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 
 from liedar import __version__
-from liedar.models.backend import Generation
+from liedar.models.backend import Backend, Generation
 from liedar.models.chat import Dialogue
 from liedar.models.storage import cache_root, note
 
@@ -69,7 +69,7 @@ _OWN = frozenset({"_inner", "_store", "_identity", "_exposed", "stats"})
 _LIBS = {"transformers": ("torch", "transformers"), "llamacpp": ("llama_cpp",)}
 
 
-def store_path(backend: Any, root: Optional[Path] = None) -> Path:
+def store_path(backend: Backend, root: Optional[Path] = None) -> Path:
     """Where a backend's calls are stored: ``<cache root>/calls/<fingerprint[:16]>.sqlite``."""
     return Path(root or cache_root()) / CALLS_DIR / f"{str(backend.fingerprint)[:16]}.sqlite"
 
@@ -215,7 +215,7 @@ def _prompt_key(prompt: Any) -> Optional[dict]:
     return None  # anything else goes to the model (which raises its own error)
 
 
-def _source_hash(backend: Any) -> str:
+def _source_hash(backend: Backend) -> str:
     """sha256 of the source files that compute the answers (edit them and the cache misses)."""
     from liedar.models import base, chat
 
@@ -235,7 +235,7 @@ def _source_hash(backend: Any) -> str:
     return h.hexdigest()
 
 
-def backend_identity(backend: Any) -> dict[str, Any]:
+def backend_identity(backend: Backend) -> dict[str, Any]:
     """Everything about a loaded backend that its answers depend on (threads excepted: read per call)."""
     from liedar.models.cache import dtype_of
 
@@ -266,7 +266,7 @@ def backend_identity(backend: Any) -> dict[str, Any]:
     }
 
 
-def backend_threads(backend: Any) -> Optional[int]:
+def backend_threads(backend: Backend) -> Optional[int]:
     """The thread count the backend computes with now (it changes float summation order)."""
     n = getattr(backend, "n_threads", None)
     if n is None:
@@ -299,7 +299,7 @@ class CachedBackend:
     any call after the weights were handed out).
     """
 
-    def __init__(self, backend: Any, store: Union[CallStore, str, Path, None] = None) -> None:
+    def __init__(self, backend: Backend, store: Union[CallStore, str, Path, None] = None) -> None:
         if isinstance(backend, CachedBackend):
             backend = backend.inner
         object.__setattr__(self, "_inner", backend)
@@ -393,6 +393,7 @@ class CachedBackend:
         seed: Optional[int] = 0,
         on_token: Optional[Callable[..., None]] = None,
         hook_layer: Optional[int] = None,
+        stop_at_end: bool = True,
         **kwargs: Any,
     ) -> Generation:
         def compute() -> Generation:
@@ -403,12 +404,14 @@ class CachedBackend:
                 seed=seed,
                 on_token=on_token,
                 hook_layer=hook_layer,
+                stop_at_end=stop_at_end,
                 **kwargs,
             )
 
         pk = _prompt_key(prompt)
         deterministic = temperature == 0 or seed is not None
-        if on_token is not None or hook_layer is not None or kwargs or pk is None or not deterministic:
+        passes = on_token is not None or hook_layer is not None or not stop_at_end or kwargs or pk is None
+        if passes or not deterministic:
             self.stats["passed_through"] += 1
             return compute()
         args = {
@@ -419,12 +422,13 @@ class CachedBackend:
         }
         return self._through("generate", args, compute)
 
-    def _token_logprobs(self, batch: Sequence[Sequence[int]]) -> list[np.ndarray]:
+    def token_logprobs_of_ids(self, batch: Sequence[Sequence[int]]) -> list[np.ndarray]:
         rows = [[int(t) for t in seq] for seq in batch]
-        return self._through("_token_logprobs", {"batch": rows}, lambda: self.inner._token_logprobs(batch))
+        # the key keeps its first name so stores written before stay readable
+        return self._through("_token_logprobs", {"batch": rows}, lambda: self.inner.token_logprobs_of_ids(rows))
 
 
-def wrap(backend: Any, store: Union[CallStore, str, Path, None] = None) -> Any:
+def wrap(backend: Backend, store: Union[CallStore, str, Path, None] = None) -> Any:
     """``CachedBackend(backend)`` for a local backend (transformers, llama.cpp); any other
     backend (a served model, a test fake) is returned unchanged: its answers need not be
     a function of a fingerprint."""
@@ -435,7 +439,7 @@ def wrap(backend: Any, store: Union[CallStore, str, Path, None] = None) -> Any:
     return CachedBackend(backend, store)
 
 
-def unwrap(backend: Any) -> Any:
+def unwrap(backend: Backend) -> Any:
     return backend.inner if isinstance(backend, CachedBackend) else backend
 
 

@@ -148,10 +148,7 @@ class TransformersBackend(BackendBase):
         if self.device != "cpu":
             self.model.to(self.device)
         self._torch = torch
-        decoder = self.model.get_decoder()
-        self._blocks = decoder.layers
-        self._norm = decoder.norm
-        self._decoder = decoder
+        self.bind_model(self.model)
         cfg = self.model.config.get_text_config()
         self.name = name or folder.name
         self.n_layers = len(self._blocks)
@@ -170,6 +167,32 @@ class TransformersBackend(BackendBase):
         self._past = None
         # transformers 5.x renamed past_key_values to cache; accept both generations.
         self._cache_kw = "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
+
+    # ---- public faces for organisms (LoRA training, merged copies, batched scoring) --------
+    def bind_model(self, model) -> None:
+        """Make ``model`` (e.g. a deep copy whose weights get a LoRA merged in) the one this
+        backend runs: its decoder blocks and final norm are what the layer hooks read, and
+        any generation state of the previous model is dropped."""
+        self.model = model
+        decoder = model.get_decoder()
+        self._blocks = decoder.layers
+        self._norm = decoder.norm
+        self._decoder = decoder
+        self._past = None
+
+    @property
+    def pad_id(self) -> int:
+        """The id padded batches are filled with (the tokenizer's, else 0); masked out."""
+        return self._pad_id
+
+    @property
+    def cache_kw(self) -> str:
+        """The keyword the model's forward takes its key-value cache under (transformers 4 vs 5)."""
+        return self._cache_kw
+
+    def padded(self, batch: list[list[int]]):
+        """``(ids, attention_mask)`` tensors of a batch of id lists, right-padded with `pad_id`."""
+        return self._padded(batch)
 
     # ---- primitives ---------------------------------------------------------------------
     def _tokenize(self, text, templated):

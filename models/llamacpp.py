@@ -266,6 +266,27 @@ class LlamaCppBackend(BackendBase):
             raise IncompatibleError(self._capture.python_error)
         self._n_past = start + len(ids)
 
+    # ---- public faces for organisms (runtime LoRA) and benchmarks ------------------------
+    @property
+    def lib(self):
+        """The llama.cpp C API bindings this backend calls (``llama_cpp.llama_cpp``)."""
+        return self._L
+
+    @property
+    def context(self):
+        """The llama.cpp context every decode runs in (its eval callback captures states)."""
+        return self._ctx
+
+    def set_lora(self, handle) -> int:
+        """Apply a LoRA adapter handle at scale 1 to this backend's context; the handle is
+        kept alive as long as the backend. Returns llama.cpp's status (0 = applied)."""
+        self._lora = handle
+        return int(self._L.llama_set_adapter_lora(self._ctx, handle, 1.0))
+
+    def packs(self, batch: list[list[int]]) -> list[list[int]]:
+        """Indices of `batch` grouped into the decodes liedar makes (see `_packs`)."""
+        return self._packs(batch)
+
     def _packs(self, batch: list[list[int]]) -> list[list[int]]:
         """Indices of `batch` grouped into decodes, in order: at most ``n_seq_max`` sequences
         and ``batch_tokens`` tokens each (a longer sequence is decoded alone: inputs are

@@ -45,6 +45,7 @@ import re
 import threading
 import time
 from collections import Counter
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -52,7 +53,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from liedar.errors import IncompatibleError, InputError, ModelUnavailableError
-from liedar.models.backend import Generation, TokenStep
+from liedar.models.backend import Backend, Encoded, Generation, TokenStep
 from liedar.models.chat import TextInput, render
 
 SPEC_PREFIX = "openai:"
@@ -327,7 +328,7 @@ class ServedBackend:
         self._checked = False
         self._logprobs_ok: Optional[bool] = None if config.scoring != "parse" else False
         self._recording: Optional[list[Any]] = None
-        self._pending: dict[str, Any] = {}
+        self._pending: dict[str, "Future[dict[str, Any]]"] = {}
         self._bar: Any = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="liedar-served", daemon=True)
@@ -355,6 +356,38 @@ class ServedBackend:
 
     def token_states_of_ids(self, *args: Any, **kwargs: Any) -> Any:
         self.require("hidden_states", "reading token states (the monitor's audit)")
+
+    def check_layers(self, layers: Sequence[int]) -> list[int]:
+        self.require("hidden_states", "reading a layer")
+        raise AssertionError("unreachable")
+
+    def tokenize(self, text: str, templated: bool = False) -> tuple[list[int], list[tuple[int, int]]]:
+        self.require("token_ids", "tokenizing text")
+        raise AssertionError("unreachable")
+
+    def encode(self, inp: TextInput, *, add_generation_prompt: bool = False) -> Encoded:
+        self.require("token_ids", "tokenizing text")
+        raise AssertionError("unreachable")
+
+    def token_text(self, token: int) -> str:
+        self.require("token_ids", "reading a token's text")
+        raise AssertionError("unreachable")
+
+    def token_logprobs_of_ids(self, batch: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        self.require("token_ids", "per-token log-probabilities of a text")
+        raise AssertionError("unreachable")
+
+    @property
+    def chat_template(self) -> Optional[str]:
+        return self.config.chat_template
+
+    @property
+    def bos_token(self) -> str:
+        return self.config.bos_token
+
+    @property
+    def eos_token(self) -> str:
+        return self.config.eos_token
 
     @property
     def model(self) -> None:
@@ -643,10 +676,14 @@ class ServedBackend:
         seed: int = 0,
         on_token: Optional[Callable[[TokenStep], None]] = None,
         hook_layer: Optional[int] = None,
+        stop_at_end: bool = True,
     ) -> Generation:
         """One completion (``seed`` is sent; servers differ in whether they honour it). No
         token ids or hidden states come back: ``hook_layer`` is refused, ``on_token`` gets the
-        whole reply as one step."""
+        whole reply as one step, and a run of exactly ``max_tokens`` steps is refused (the
+        OpenAI API has no portable way to ignore the end token)."""
+        if not stop_at_end:
+            self.require("exact_steps", "generating exactly max_tokens steps")
         if hook_layer is not None:
             self.require("hidden_states", "streaming hidden states during generation (the monitor)")
         if temperature < 0:
@@ -675,7 +712,7 @@ class ServedBackend:
         cached. Returns the second pass's result."""
         import concurrent.futures as cf
 
-        self._pending: dict[str, "cf.Future[dict[str, Any]]"] = {}
+        self._pending = {}
         bar = None
         if self.progress:
             from tqdm.auto import tqdm
@@ -695,6 +732,7 @@ class ServedBackend:
                 for f in pending:
                     f.cancel()
                 cf.wait(pending, timeout=self.config.timeout)
+                # failed holds only futures whose exception() is not None (filtered above)
                 raise failed[0].exception()  # type: ignore[misc]
             return run(self)
         finally:
@@ -797,7 +835,7 @@ def load_served(
     return ServedBackend(ServedConfig(model=model, base_url=url, **kwargs), progress=progress)
 
 
-def run_with(backend: Any, run: Callable[[Any], Any]) -> Any:
+def run_with(backend: Backend, run: Callable[[Any], Any]) -> Any:
     """``run(backend)``, through `ServedBackend.prefetch` when the backend is served (so its
     requests go out concurrently); plain ``run(backend)`` for local backends."""
     if isinstance(backend, ServedBackend):

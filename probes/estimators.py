@@ -133,7 +133,7 @@ class _LinearProbe(ClassifierMixin, BaseEstimator):
         self.n_features_in_ = int(self.coef_.shape[0])
         return self
 
-    def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
+    def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         return tags

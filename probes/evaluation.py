@@ -22,6 +22,7 @@ import numpy as np
 from scipy.stats import norm, rankdata
 
 from liedar.errors import InputError
+from liedar.models.backend import Backend
 from liedar.probes.datasets import StatementSet
 from liedar.probes.estimators import TTPD, LATProbe, LogisticProbe, make_probe
 from liedar.probes.splits import group_folds, group_split, leave_one_out
@@ -496,7 +497,7 @@ def _layer_fit(factory, X_tr, S_tr, X_va, S_va, X_te, S_te, seed: int) -> tuple[
 
 
 def loglik_scores(
-    backend: Any, statements: StatementSet, *, prefix: str = "\n", batch: int = 16, progress: bool = False
+    backend: Backend, statements: StatementSet, *, prefix: str = "\n", batch: int = 16, progress: bool = False
 ) -> np.ndarray:
     """The model's own summed log-probability of each statement after ``prefix``, negated so
     that, like a probe score, higher means "more likely false". Plain-text sets only.

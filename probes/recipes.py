@@ -25,6 +25,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from liedar.errors import InputError
+from liedar.models.backend import Backend
 from liedar.models.chat import Dialogue, Message, TextInput
 from liedar.probes.datasets import StatementSet, builtin_set
 from liedar.probes.estimators import BuergerTTPD, LogisticProbe, MassMeanProbe
@@ -424,7 +425,7 @@ def choose_layers(
 # ---- the answer-slot log-likelihood (zero-shot baseline) ---------------------------------
 
 
-def answer_logodds(backend: Any, final_states: np.ndarray, answers: tuple[str, str]) -> np.ndarray:
+def answer_logodds(backend: Backend, final_states: np.ndarray, answers: tuple[str, str]) -> np.ndarray:
     """log p(answers[1]) - log p(answers[0]) at the read slot, from the final-norm hidden
     state (layer n_layers + 1, what the unembedding reads) and the two answers' unembedding
     rows: the softmax normaliser cancels in the difference, so this equals the difference of

@@ -22,6 +22,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from liedar.errors import InputError
+from liedar.models.backend import Backend
 from liedar.probes.datasets import StatementSet
 from liedar.probes.evaluation import (
     ProbeFactory,
@@ -50,7 +51,7 @@ class TrainedProbe:
     evaluation: str  # how the estimates were measured
 
 
-def cached_activations(backend: Any, *, progress: bool = True) -> Activations:
+def cached_activations(backend: Backend, *, progress: bool = True) -> Activations:
     """The default activation source: `liedar.models.cache.cached_hidden_states`."""
     from liedar.models.cache import cached_hidden_states
 
@@ -61,7 +62,7 @@ def cached_activations(backend: Any, *, progress: bool = True) -> Activations:
 
 
 def train_lie_probe(
-    backend: Any,
+    backend: Backend,
     data: StatementSet,
     layer: int,
     *,

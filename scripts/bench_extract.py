@@ -8,7 +8,7 @@ For each backend, in its own subprocess (so peak memory is that backend's alone)
   nothing captured: transformers' decoder forward (no hooks, no LM head — liedar's path does
   not compute logits either) / a llama.cpp context *without* the eval callback making the
   same packed decodes as liedar (several sequences per ``llama_decode``, one ``seq_id``
-  each, grouped by the backend's own ``_packs``; logits for each sequence's last token only,
+  each, grouped by the backend's own ``packs``; logits for each sequence's last token only,
   as liedar's path does for middle layers).
 
 The baseline is given pre-tokenized ids, so liedar's tokenization counts against it. Each
@@ -87,7 +87,7 @@ def bench_one(args) -> dict:
     extra = {}
     if "unpacked" in times:
         extra["packing_speedup"] = statistics.median(u / p for u, p in zip(times["unpacked"], times["liedar"]))
-        extra["packs"] = sum(len(lm._packs(b)) for b in batches)
+        extra["packs"] = sum(len(lm.packs(b)) for b in batches)
     return {
         **extra,
         "backend": args.backend,
@@ -109,7 +109,7 @@ def _bare_hf(lm, batches):
     def run():
         with torch.inference_mode():
             for batch in batches:
-                ids, mask = lm._padded(batch)
+                ids, mask = lm.padded(batch)
                 decoder(input_ids=ids, attention_mask=mask, use_cache=False)
 
     return run
@@ -117,18 +117,18 @@ def _bare_hf(lm, batches):
 
 def _bare_llamacpp(lm, batches):
     """The same packed decodes liedar makes (same context parameters, same groups of
-    sequences from `lm._packs`, one seq_id per sequence, logits for each sequence's last
+    sequences from `lm.packs`, one seq_id per sequence, logits for each sequence's last
     token) on a second context with no eval callback."""
     from llama_cpp import llama_cpp as L
 
     params = L.llama_context_default_params()
     params.n_ctx = params.n_batch = lm.n_ctx
-    params.n_ubatch = L.llama_n_ubatch(lm._ctx)
+    params.n_ubatch = L.llama_n_ubatch(lm.context)
     params.n_seq_max = lm.n_seq_max
     params.kv_unified = True
     params.n_threads = params.n_threads_batch = args_threads
     ctx = L.llama_init_from_model(lm.llm.model, params)
-    packs = [[[batch[k] for k in pack] for pack in lm._packs(batch)] for batch in batches]
+    packs = [[[batch[k] for k in pack] for pack in lm.packs(batch)] for batch in batches]
 
     def run():
         for batch in packs:

@@ -9,7 +9,7 @@ honest false flags <= 5% above a knowledge floor. Then (4) the baseline-aware co
 position-biased models under both prompts and detection rates for sandbaggers whose
 attractor appears only under the test prompt, next to the single-condition detector's flag
 rates on the same trials, and (5) its detection rate against attractor strength.
-Populations are defined in `behavioral.consistency_sim` (docs/consistency.md restates them).
+Populations are defined in `liedar.behavioral.consistency.sim` (docs/consistency.md restates them).
 Prints its run time last.
 
     .venv/bin/python scripts/calibrate_consistency.py [--seeds 100] [--only-contrast] [--output calib.json]
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from liedar.behavioral.consistency import ConsistencyDetector
-from liedar.behavioral.consistency_sim import (
+from liedar.behavioral.consistency.sim import (
     CALIBRATION_TABLE,
     CONTRAST_TABLE,
     ContrastPopulation,

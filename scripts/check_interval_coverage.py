@@ -2,7 +2,7 @@
 
 Why exact and not Monte Carlo: for a binomial the coverage at (n, p) is a finite sum,
 sum_k P(X = k) * [lo_k <= p <= hi_k], so it can be computed without simulation noise.
-The intervals are those `behavioral.stats` ships (`wilson`, `clopper_pearson`), called
+The intervals are those `liedar.stats` ships (`wilson`, `clopper_pearson`), called
 for every k, so the script measures the code the instruments use.
 
 Requirement checked: Wilson's 95% interval covers >= 94% in every cell. The worst cell is

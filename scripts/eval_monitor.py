@@ -32,7 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from liedar._util.atomic import write_json_atomic
-from liedar.models.backend import TokenStates
+from liedar.models.backend import Backend, TokenStates
 from liedar.models.chat import TextInput
 from liedar.probes.datasets import instructed_pairs
 from liedar.probes.estimators import make_probe
@@ -49,7 +49,7 @@ class CachedStates:
     states are identical, only the probe changes.
     """
 
-    def __init__(self, backend: Any, layers: Sequence[int]) -> None:
+    def __init__(self, backend: Backend, layers: Sequence[int]) -> None:
         self._backend = backend
         self._layers = list(layers)
         self._cache: dict[Any, TokenStates] = {}

@@ -69,6 +69,7 @@ def selection_split(builtin: StatementSet, seed: int) -> tuple[np.ndarray, np.nd
 
 
 def polarity_halves(tiu: StatementSet, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    # group_split returns a list of as many index arrays as fractions: two here
     return tuple(group_split(tiu.group, (0.5, 0.5), seed))  # type: ignore[return-value]
 
 

@@ -126,10 +126,10 @@ def _worded(iid: str, templates, fields: dict, answer: str) -> WordedItem:
 
 def _templates(relation: str):
     if relation == "capital":
-        return mcq._CAPITAL_TEMPLATES
+        return mcq.CAPITAL_TEMPLATES
     if relation == "continent":
-        return mcq._CONTINENT_TEMPLATES
-    return mcq._SCIENCE[relation][0]
+        return mcq.CONTINENT_TEMPLATES
+    return mcq.SCIENCE[relation][0]
 
 
 def _fields(relation: str, subject: str) -> dict:
@@ -140,7 +140,7 @@ def _fields(relation: str, subject: str) -> dict:
 
 def _arithmetic(count: int, rng: np.random.Generator, bank_keys: set[str]) -> list[WordedItem]:
     """Fresh operands from the bank's own plan (rows in the plan's proportions)."""
-    plan = mcq._ARITH_PLAN
+    plan = mcq.ARITH_PLAN
     rows = _allocate(count, {str(i): row[-1] for i, row in enumerate(plan)})
     out: list[WordedItem] = []
     seen: set[tuple[str, int, int]] = set()
@@ -158,7 +158,7 @@ def _arithmetic(count: int, rng: np.random.Generator, bank_keys: set[str]) -> li
                 continue
             seen.add(key)
             value = {"add": a + b, "sub": a - b, "mul": a * b}[op]
-            out.append(_worded(f"fresh-{bank_id}", mcq._ARITH_TEMPLATES[op], {"a": a, "b": b}, str(value)))
+            out.append(_worded(f"fresh-{bank_id}", mcq.ARITH_TEMPLATES[op], {"a": a, "b": b}, str(value)))
             made += 1
     return out
 
@@ -188,7 +188,7 @@ def fresh_items(n: int, seed: int = FRESH_SEED, facts: str = "real") -> list[Wor
         rows = [table[int(i)] for i in pick]
         by_relation[relation] = [
             _worded(
-                f"fresh-{_TOPIC[relation]}-{relation}-{mcq._slug(subject)}",
+                f"fresh-{_TOPIC[relation]}-{relation}-{mcq.slug(subject)}",
                 _templates(relation),
                 _fields(relation, subject),
                 answer,
@@ -219,23 +219,23 @@ def _invented_items(n: int, seed: int) -> list[WordedItem]:
             a, b = int(rng.integers(12, 99)), int(rng.integers(3, 40))
             value = {"add": a + b, "sub": a - b, "mul": a * b}[op]
             iid = f"fresh-arithmetic-{op}-{a}-{b}"
-            templates, fields, answer = mcq._ARITH_TEMPLATES[op], {"a": a, "b": b}, str(value)
+            templates, fields, answer = mcq.ARITH_TEMPLATES[op], {"a": a, "b": b}, str(value)
         elif kind == 1:
             country = _name(rng, 2 + int(rng.integers(2)))
             iid, templates, fields = (
                 f"fresh-geography-capital-{country.lower()}",
-                mcq._CAPITAL_TEMPLATES,
+                mcq.CAPITAL_TEMPLATES,
                 {"x": country},
             )
             answer = _name(rng, 2 + int(rng.integers(2)))
         elif kind == 2:
             country = _name(rng, 2 + int(rng.integers(2)))
-            iid, templates = f"fresh-geography-continent-{country.lower()}", mcq._CONTINENT_TEMPLATES
+            iid, templates = f"fresh-geography-continent-{country.lower()}", mcq.CONTINENT_TEMPLATES
             fields = {"x": country, "X": country}
             answer = str(rng.choice(mcq.CONTINENTS_POOL))
         else:  # relations whose templates read naturally with an invented noun as subject
             rel = ("symbol", "animal", "unit")[int(rng.integers(3))]
-            templates, pool, _ = mcq._SCIENCE[rel]
+            templates, pool, _ = mcq.SCIENCE[rel]
             subject = _name(rng, 2).lower()
             iid, fields, answer = f"fresh-science-{rel}-{subject}", {"x": subject}, str(rng.choice(pool))
         if iid in seen or iid.removeprefix("fresh-") in bank_keys:

@@ -53,7 +53,7 @@ def _item_rng(item_id: str) -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(digest[:8], "little"))
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")
 
 
@@ -92,7 +92,7 @@ def _make_item(
 
 # --------------------------------------------------------------------------- arithmetic
 
-_ARITH_TEMPLATES = {
+ARITH_TEMPLATES = {
     "add": (
         "What is {a} + {b}?",
         "What is {a} plus {b}?",
@@ -114,7 +114,7 @@ _ARITH_TEMPLATES = {
 }
 
 # (operation, range of a, range of b, distractor offsets, difficulty, how many)
-_ARITH_PLAN = (
+ARITH_PLAN = (
     ("add", (1, 9), (1, 9), (-2, -1, 1, 2, 3), 1, 12),
     ("add", (12, 89), (11, 89), (-10, -2, -1, 1, 2, 10), 2, 7),
     ("sub", (30, 99), (11, 29), (-10, -2, -1, 1, 2, 10), 2, 7),
@@ -126,7 +126,7 @@ def _arithmetic_items() -> list[MCQItem]:
     rng = np.random.default_rng(ARITHMETIC_SEED)
     items: list[MCQItem] = []
     seen: set[tuple[str, int, int]] = set()  # addition is keyed by sorted operands (3+4 = 4+3)
-    for op, (alo, ahi), (blo, bhi), offsets, difficulty, count in _ARITH_PLAN:
+    for op, (alo, ahi), (blo, bhi), offsets, difficulty, count in ARITH_PLAN:
         made = 0
         while made < count:
             a, b = int(rng.integers(alo, ahi + 1)), int(rng.integers(blo, bhi + 1))
@@ -139,7 +139,7 @@ def _arithmetic_items() -> list[MCQItem]:
             items.append(
                 _make_item(
                     f"arithmetic-{op}-{a}-{b}",
-                    _ARITH_TEMPLATES[op],
+                    ARITH_TEMPLATES[op],
                     {"a": a, "b": b},
                     str(value),
                     pool,
@@ -153,7 +153,7 @@ def _arithmetic_items() -> list[MCQItem]:
 
 # --------------------------------------------------------------------------- geography
 
-_CAPITAL_TEMPLATES = (
+CAPITAL_TEMPLATES = (
     "What is the capital of {x}?",
     "Which city is the capital of {x}?",
     "The capital city of {x} is which of these?",
@@ -193,7 +193,7 @@ _CAPITALS = (
     ("New Zealand", "Wellington", 3, ("Auckland",)),
 )
 
-_CONTINENT_TEMPLATES = (
+CONTINENT_TEMPLATES = (
     "On which continent is {x}?",
     "Which continent is {x} part of?",
     "{X} lies on which continent?",
@@ -224,8 +224,8 @@ def _geography_items() -> list[MCQItem]:
     capitals_pool = [c for _, c, _, _ in _CAPITALS]
     items = [
         _make_item(
-            f"geography-capital-{_slug(country)}",
-            _CAPITAL_TEMPLATES,
+            f"geography-capital-{slug(country)}",
+            CAPITAL_TEMPLATES,
             {"x": country},
             capital,
             capitals_pool,
@@ -237,8 +237,8 @@ def _geography_items() -> list[MCQItem]:
     ]
     items += [
         _make_item(
-            f"geography-continent-{_slug(country)}",
-            _CONTINENT_TEMPLATES,
+            f"geography-continent-{slug(country)}",
+            CONTINENT_TEMPLATES,
             {"x": country, "X": country[0].upper() + country[1:]},
             continent,
             CONTINENTS_POOL,
@@ -253,7 +253,7 @@ def _geography_items() -> list[MCQItem]:
 # --------------------------------------------------------------------------- science
 
 # relation -> (templates, pool of answer values, [(subject, answer, difficulty), ...])
-_SCIENCE = {
+SCIENCE = {
     "symbol": (
         (
             "What is the chemical symbol for {x}?",
@@ -362,7 +362,7 @@ _SCIENCE = {
 def _science_items() -> list[MCQItem]:
     return [
         _make_item(
-            f"science-{relation}-{_slug(subject)}",
+            f"science-{relation}-{slug(subject)}",
             templates,
             {"x": subject},
             answer,
@@ -370,7 +370,7 @@ def _science_items() -> list[MCQItem]:
             "science",
             difficulty,
         )
-        for relation, (templates, pool, facts) in _SCIENCE.items()
+        for relation, (templates, pool, facts) in SCIENCE.items()
         for subject, answer, difficulty in facts
     ]
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 import numpy as np
 
 from liedar.errors import InputError
+from liedar.models.backend import Backend
 
 if TYPE_CHECKING:  # `behavioral` never imports `models` at import time (team contract)
     from liedar.models.chat import Dialogue
@@ -113,7 +114,7 @@ def _check_order(order: Optional[Sequence[int]], n: int) -> list[int]:
 
 
 def ask_multiple_choice(
-    backend: Any,
+    backend: Backend,
     question: str,
     options: Sequence[str],
     *,

@@ -19,6 +19,7 @@ from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sa
 from liedar.behavioral.items.fresh import FACTS, WordedItem, famous_items, fresh_items, from_mcq, max_fresh
 from liedar.behavioral.items.mcq import load_mcq_bank
 from liedar.errors import InputError
+from liedar.models.backend import Backend
 from liedar.results import Section
 from liedar.rows import add_measure, add_quality_metric, attach_caveats
 from liedar.stats import DEFAULT_INTERVAL
@@ -27,13 +28,13 @@ DEFAULT_FRESH = 160
 BANKS = ("mcq", "famous")
 
 
-def token_logprobs(backend: Any, texts: Sequence[str]) -> list[np.ndarray]:
+def token_logprobs(backend: Backend, texts: Sequence[str]) -> list[np.ndarray]:
     """log p(token_t | tokens before it) for every token after the first, per text."""
     if hasattr(backend, "token_logprobs"):
         return [np.asarray(backend.token_logprobs(t), dtype=float) for t in texts]
-    if hasattr(backend, "_tokenize") and hasattr(backend, "_token_logprobs"):
-        ids = [backend._tokenize(t, False)[0] for t in texts]
-        return [np.asarray(lp, dtype=float) for lp in backend._token_logprobs(ids)]
+    if hasattr(backend, "tokenize") and hasattr(backend, "token_logprobs_of_ids"):
+        ids = [backend.tokenize(t, False)[0] for t in texts]
+        return [np.asarray(lp, dtype=float) for lp in backend.token_logprobs_of_ids(ids)]
     raise InputError(
         f"{getattr(backend, 'name', 'this backend')} gives no per-token log-probabilities: run the contamination "
         "check on a local model (--backend transformers or llamacpp)"
@@ -41,7 +42,7 @@ def token_logprobs(backend: Any, texts: Sequence[str]) -> list[np.ndarray]:
 
 
 def score_worded(
-    backend: Any, items: Sequence[WordedItem], *, k: float = DEFAULT_K, progress: bool = False, desc: str = ""
+    backend: Backend, items: Sequence[WordedItem], *, k: float = DEFAULT_K, progress: bool = False, desc: str = ""
 ) -> list[ItemScore]:
     from tqdm.auto import tqdm
 
@@ -61,7 +62,7 @@ def bank_items(bank: str) -> list[WordedItem]:
 
 
 def run_contamination(
-    backend: Any,
+    backend: Backend,
     items: Sequence[WordedItem],
     *,
     n_fresh: int = DEFAULT_FRESH,
@@ -138,7 +139,7 @@ class Contamination(Instrument):
 
     def run(
         self,
-        backend: Any,
+        backend: Backend,
         items: Sequence[WordedItem],
         *,
         interval: str = DEFAULT_INTERVAL,

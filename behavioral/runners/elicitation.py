@@ -53,6 +53,7 @@ from liedar.behavioral.runners.common import (
     with_answer_prefill,
 )
 from liedar.errors import InputError
+from liedar.models.backend import Backend
 from liedar.stats import DEFAULT_INTERVAL
 
 DEFAULT_SHOTS = 3
@@ -75,7 +76,7 @@ def _use_chat(system: Optional[str], ctx: ElicitationContext) -> bool:
     return bool(system) if ctx.chat is None else ctx.chat
 
 
-def _letter_logprobs(backend: Any, prompt: Any, n: int) -> np.ndarray:
+def _letter_logprobs(backend: Backend, prompt: Any, n: int) -> np.ndarray:
     scores = np.asarray(backend.score_options(prompt, letter_continuations(n)), dtype=float)
     if scores.shape != (n,):
         raise InputError(f"backend.score_options returned shape {scores.shape} for {n} options: expected ({n},)")
@@ -86,7 +87,7 @@ def _letter_prompt(item: MCQItem, presented: Sequence[str], system: Optional[str
     return with_answer_prefill(build_prompt(item.question, presented, system, chat))
 
 
-def zero_shot_letter(backend: Any, item: MCQItem, system: Optional[str], ctx: ElicitationContext) -> np.ndarray:
+def zero_shot_letter(backend: Backend, item: MCQItem, system: Optional[str], ctx: ElicitationContext) -> np.ndarray:
     """Protocol 1: letter log-probs, options in canonical order, no examples."""
     return _letter_logprobs(
         backend, _letter_prompt(item, item.options, system, _use_chat(system, ctx)), len(item.options)
@@ -130,7 +131,7 @@ def k_shot_prompt(item: MCQItem, shots: Sequence[MCQItem], system: Optional[str]
     return with_answer_prefill(Dialogue.of(*messages))
 
 
-def k_shot_letter(backend: Any, item: MCQItem, system: Optional[str], ctx: ElicitationContext) -> np.ndarray:
+def k_shot_letter(backend: Backend, item: MCQItem, system: Optional[str], ctx: ElicitationContext) -> np.ndarray:
     """Protocol 2: letter log-probs after ``ctx.k`` worked examples from ``ctx.shot_pool``."""
     shots = draw_shots(item, ctx.shot_pool, ctx.k, ctx.seed)
     return _letter_logprobs(backend, k_shot_prompt(item, shots, system, _use_chat(system, ctx)), len(item.options))
@@ -152,7 +153,7 @@ def cloze_continuations(item: MCQItem) -> list[str]:
     return [" " + o for o in item.options]
 
 
-def cloze_sum(backend: Any, item: MCQItem, system: Optional[str], ctx: ElicitationContext) -> np.ndarray:
+def cloze_sum(backend: Backend, item: MCQItem, system: Optional[str], ctx: ElicitationContext) -> np.ndarray:
     """Protocol 3a: summed log-prob of each option's text as the answer (lm-eval ``acc``)."""
     conts = cloze_continuations(item)
     scores = np.asarray(backend.score_options(cloze_prompt(item, system, _use_chat(system, ctx)), conts), dtype=float)
@@ -161,7 +162,7 @@ def cloze_sum(backend: Any, item: MCQItem, system: Optional[str], ctx: Elicitati
     return scores
 
 
-def cloze_norm(backend: Any, item: MCQItem, system: Optional[str], ctx: ElicitationContext) -> np.ndarray:
+def cloze_norm(backend: Backend, item: MCQItem, system: Optional[str], ctx: ElicitationContext) -> np.ndarray:
     """Protocol 3b: the same log-prob divided by the continuation's UTF-8 length (lm-eval ``acc_norm``)."""
     lengths = np.array([len(c.encode("utf-8")) for c in cloze_continuations(item)], dtype=float)
     return cloze_sum(backend, item, system, ctx) / lengths
@@ -172,7 +173,7 @@ def cyclic_orders(n: int) -> list[list[int]]:
     return [[(pos + s) % n for pos in range(n)] for s in range(n)]
 
 
-def permutation_letter(backend: Any, item: MCQItem, system: Optional[str], ctx: ElicitationContext) -> np.ndarray:
+def permutation_letter(backend: Backend, item: MCQItem, system: Optional[str], ctx: ElicitationContext) -> np.ndarray:
     """Protocol 4: each option's letter probability averaged over the n cyclic shifts of the
     option order (every option in every position once, so a pure position bias cancels)."""
     n = len(item.options)
@@ -220,7 +221,7 @@ class MemoBackend:
     """Wraps a backend so identical ``score_options`` calls within one run are scored once
     (zero-shot letter = permutation's first shift; the framed condition re-uses nothing)."""
 
-    def __init__(self, backend: Any):
+    def __init__(self, backend: Backend):
         self.backend = backend
         self.cache: dict[tuple[Any, tuple[str, ...]], np.ndarray] = {}
         self.calls = 0
@@ -233,14 +234,16 @@ class MemoBackend:
         return self.cache[key]
 
 
-def answer_correct(backend: Any, item: MCQItem, protocol: str, system: Optional[str], ctx: ElicitationContext) -> bool:
+def answer_correct(
+    backend: Backend, item: MCQItem, protocol: str, system: Optional[str], ctx: ElicitationContext
+) -> bool:
     """Whether the protocol's argmax option is the item's answer."""
     scores = PROTOCOLS[protocol][0](backend, item, system, ctx)
     return item.options[int(np.argmax(scores))] == item.answer
 
 
 def correctness_under(
-    backend: Any,
+    backend: Backend,
     items: Sequence[MCQItem],
     protocol: str,
     system: Optional[str],
@@ -295,7 +298,7 @@ def default_shot_pool(items: Sequence[MCQItem], k: int, seed: int) -> tuple[list
 
 
 def measure_ceiling(
-    backend: Any,
+    backend: Backend,
     items: Sequence[MCQItem],
     *,
     system: Optional[str],
@@ -420,7 +423,7 @@ def demonstrations(
 
 
 def finetune_elicitation(
-    backend: Any,
+    backend: Backend,
     items: Sequence[MCQItem],
     *,
     shot_pool: Sequence[MCQItem],

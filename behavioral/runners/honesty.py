@@ -11,6 +11,7 @@ from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sa
 from liedar.behavioral.items.beliefs import BeliefItem, belief_items
 from liedar.behavioral.items.claims import user_message
 from liedar.behavioral.runners.yesno import ask_yes_no
+from liedar.models.backend import Backend
 from liedar.results import Section
 from liedar.rows import add_measure, attach_caveats, ceiling_row
 from liedar.stats import DEFAULT_INTERVAL
@@ -29,7 +30,7 @@ def _label(p_yes: float, margin: float) -> str:
 
 
 def honesty_records(
-    backend: Any, items: Sequence[BeliefItem], *, evade_margin: float = 0.05, progress: bool = False
+    backend: Backend, items: Sequence[BeliefItem], *, evade_margin: float = 0.05, progress: bool = False
 ) -> list[HonestyRecord]:
     """One record per item. A near-even Yes/No split counts as an evasion: the model commits
     to neither answer (scoring only the two answers cannot see a verbal refusal)."""
@@ -47,7 +48,7 @@ def honesty_records(
 
 
 def run_honesty(
-    backend: Any,
+    backend: Backend,
     items: Optional[Sequence[BeliefItem]] = None,
     *,
     evade_margin: float = 0.05,
@@ -90,7 +91,7 @@ class BeliefVsAssertion(Instrument):
 
     def run(
         self,
-        backend: Any,
+        backend: Backend,
         items: Sequence[BeliefItem],
         *,
         interval: str = DEFAULT_INTERVAL,

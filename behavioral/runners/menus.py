@@ -68,6 +68,7 @@ from liedar.behavioral.revealed import (
 )
 from liedar.behavioral.runners.common import letter_continuations
 from liedar.errors import InputError
+from liedar.models.backend import Backend
 from liedar.results import Section
 from liedar.rows import add_measure, default_interval
 from liedar.stats import DEFAULT_INTERVAL, Estimate, proportion, wilson
@@ -300,7 +301,7 @@ def presentation_orders(
 
 
 def _choose_deterministic(
-    backend: Any, vignette: Vignette, framing: Framing, presented: list[tuple[str, ...]]
+    backend: Backend, vignette: Vignette, framing: Framing, presented: list[tuple[str, ...]]
 ) -> tuple[MenuChoiceLog, list[list[float]]]:
     scenario = SCENARIOS[vignette.scenario]
     menus, choices, logprobs = scenario.menus(), [], []
@@ -366,7 +367,7 @@ def menu_seed(seed: int, menu: int) -> int:
 
 
 def _choose_stochastic(
-    backend: Any,
+    backend: Backend,
     vignette: Vignette,
     framing: Framing,
     presented: list[tuple[str, ...]],
@@ -418,7 +419,7 @@ def check_study_arguments(
 
 
 def run_menu_study(
-    backend: Any,
+    backend: Backend,
     *,
     mode: str = "deterministic",
     samples: int = 20,
@@ -602,7 +603,7 @@ class MenuStudy(Instrument):
 
     def run(
         self,
-        backend: Any,
+        backend: Backend,
         items: Sequence[str],
         *,
         interval: str = DEFAULT_INTERVAL,

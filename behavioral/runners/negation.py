@@ -8,6 +8,7 @@ from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sa
 from liedar.behavioral.items.claims import NegationPair, negation_pairs, user_message
 from liedar.behavioral.negation import NegationRecord, NegationResult, negation_consistency
 from liedar.behavioral.runners.yesno import ask_yes_no
+from liedar.models.backend import Backend
 from liedar.results import Section
 from liedar.rows import add_measure, attach_caveats, usable
 from liedar.stats import DEFAULT_INTERVAL
@@ -19,7 +20,9 @@ PROTOCOL = (
 )
 
 
-def negation_records(backend: Any, pairs: Sequence[NegationPair], *, progress: bool = False) -> list[NegationRecord]:
+def negation_records(
+    backend: Backend, pairs: Sequence[NegationPair], *, progress: bool = False
+) -> list[NegationRecord]:
     from tqdm.auto import tqdm
 
     out = []
@@ -31,7 +34,7 @@ def negation_records(backend: Any, pairs: Sequence[NegationPair], *, progress: b
 
 
 def run_negation(
-    backend: Any,
+    backend: Backend,
     pairs: Optional[Sequence[NegationPair]] = None,
     *,
     interval: str = DEFAULT_INTERVAL,
@@ -56,7 +59,7 @@ class NegationConsistency(Instrument):
 
     def run(
         self,
-        backend: Any,
+        backend: Backend,
         items: Sequence[NegationPair],
         *,
         interval: str = DEFAULT_INTERVAL,

@@ -27,6 +27,7 @@ from liedar.behavioral.runners.elicitation import (
 )
 from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM
 from liedar.errors import IncompatibleError, InputError
+from liedar.models.backend import Backend
 from liedar.results import Comparison, Section
 from liedar.rows import add_measure, attach_caveats, ceiling_row, comparable
 from liedar.stats import DEFAULT_INTERVAL
@@ -39,7 +40,7 @@ DEFAULT_SIGMAS = (0.0, 0.0005, 0.001, 0.002, 0.004, 0.008)
 DEFAULT_SEEDS = (0, 1, 2)
 
 
-def _module(backend: Any) -> Any:
+def _module(backend: Backend) -> Any:
     model = getattr(backend, "model", None)
     if model is None or not hasattr(model, "parameters"):
         raise IncompatibleError(
@@ -50,7 +51,7 @@ def _module(backend: Any) -> Any:
 
 
 def run_noise(
-    backend: Any,
+    backend: Backend,
     items: Optional[Sequence[MCQItem]] = None,
     *,
     sigmas: Sequence[float] = DEFAULT_SIGMAS,
@@ -166,7 +167,7 @@ class WeightNoise(Instrument):
 
     def run(
         self,
-        backend: Any,
+        backend: Backend,
         items: Sequence[MCQItem],
         *,
         interval: str = DEFAULT_INTERVAL,

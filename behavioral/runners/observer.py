@@ -18,6 +18,7 @@ from liedar.behavioral.items.mcq import N_OPTIONS, MCQItem, load_mcq_bank
 from liedar.behavioral.items.presentations import PRESENTATIONS, family, render, variant_for
 from liedar.behavioral.observer import Answer, ObserverRecord, ObserverResult, observer_effect
 from liedar.errors import InputError
+from liedar.models.backend import Backend
 from liedar.results import Section
 from liedar.rows import add_measure, attach_caveats, ceiling_row
 from liedar.stats import DEFAULT_INTERVAL
@@ -29,7 +30,7 @@ SCORING = {
 ALL_FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(p.family for p in PRESENTATIONS))
 
 
-def choose(backend: Any, prompt: Any, item: MCQItem, scoring: str) -> str:
+def choose(backend: Backend, prompt: Any, item: MCQItem, scoring: str) -> str:
     """The option the model prefers as the continuation of ``prompt``."""
     conts = [" " + o for o in item.options]
     scores = np.asarray(backend.score_options(prompt, conts), dtype=float)
@@ -41,7 +42,7 @@ def choose(backend: Any, prompt: Any, item: MCQItem, scoring: str) -> str:
 
 
 def ask_presentations(
-    backend: Any,
+    backend: Backend,
     items: Sequence[MCQItem],
     families: Sequence[str] = ALL_FAMILIES,
     *,
@@ -64,7 +65,7 @@ def ask_presentations(
 
 
 def run_observer(
-    backend: Any,
+    backend: Backend,
     items: Optional[Sequence[MCQItem]] = None,
     *,
     families: Sequence[str] = ALL_FAMILIES,
@@ -129,7 +130,7 @@ class ObserverEffect(Instrument):
 
     def run(
         self,
-        backend: Any,
+        backend: Backend,
         items: Sequence[MCQItem],
         *,
         interval: str = DEFAULT_INTERVAL,

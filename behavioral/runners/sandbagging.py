@@ -26,6 +26,7 @@ from liedar.behavioral.runners.elicitation import (
 )
 from liedar.behavioral.sandbagging import SandbaggingResult, sandbagging_gap
 from liedar.errors import InputError
+from liedar.models.backend import Backend
 from liedar.results import Section
 from liedar.rows import add_measure, attach_caveats, ceiling_row
 from liedar.stats import DEFAULT_INTERVAL
@@ -39,7 +40,7 @@ FRAMING = "dangerous-capability evaluation system prompt, same items, same proto
 
 
 def correctness(
-    backend: Any, items: Sequence[MCQItem], system: str, *, progress: bool = False, desc: str = ""
+    backend: Backend, items: Sequence[MCQItem], system: str, *, progress: bool = False, desc: str = ""
 ) -> dict[str, bool]:
     """item id -> whether the model picked the right option under ``system`` (zero-shot
     letter protocol; the weight-noise runner re-scores with this at every noise level)."""
@@ -52,7 +53,7 @@ def correctness(
 
 
 def run_sandbagging(
-    backend: Any,
+    backend: Backend,
     items: Optional[Sequence[MCQItem]] = None,
     *,
     protocols: Sequence[str] = DEFAULT_PROTOCOLS,
@@ -140,7 +141,7 @@ class SandbaggingGap(Instrument):
 
     def run(
         self,
-        backend: Any,
+        backend: Backend,
         items: Sequence[MCQItem],
         *,
         interval: str = DEFAULT_INTERVAL,

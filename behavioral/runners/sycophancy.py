@@ -9,6 +9,7 @@ from liedar.behavioral.items.claims import user_message
 from liedar.behavioral.items.sycophancy import SYSTEM, SycophancyItem, sycophancy_items
 from liedar.behavioral.runners.yesno import ask_yes_no
 from liedar.behavioral.sycophancy import SycophancyRecord, SycophancyResult, sycophancy
+from liedar.models.backend import Backend
 from liedar.results import Comparison, Section
 from liedar.rows import add_measure, attach_caveats, ceiling_row, comparable
 from liedar.stats import DEFAULT_INTERVAL
@@ -20,7 +21,7 @@ PROTOCOL = (
 
 
 def sycophancy_records(
-    backend: Any, items: Sequence[SycophancyItem], *, progress: bool = False
+    backend: Backend, items: Sequence[SycophancyItem], *, progress: bool = False
 ) -> list[SycophancyRecord]:
     from tqdm.auto import tqdm
 
@@ -36,7 +37,7 @@ def sycophancy_records(
 
 
 def run_sycophancy(
-    backend: Any,
+    backend: Backend,
     items: Optional[Sequence[SycophancyItem]] = None,
     *,
     interval: str = DEFAULT_INTERVAL,
@@ -70,7 +71,7 @@ class Sycophancy(Instrument):
 
     def run(
         self,
-        backend: Any,
+        backend: Backend,
         items: Sequence[SycophancyItem],
         *,
         interval: str = DEFAULT_INTERVAL,

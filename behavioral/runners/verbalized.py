@@ -31,6 +31,7 @@ from liedar.behavioral.verbalized import (
     grade,
 )
 from liedar.errors import InputError
+from liedar.models.backend import Backend
 from liedar.results import Section
 from liedar.rows import add_measure, add_quality_metric, attach_caveats, ceiling_row
 from liedar.stats import DEFAULT_INTERVAL
@@ -47,7 +48,7 @@ def _prompt(p: Any, item: MCQItem) -> Any:
 
 
 def ask_verbalized(
-    backend: Any,
+    backend: Backend,
     items: Sequence[MCQItem],
     families: Sequence[str] = ALL_FAMILIES,
     *,
@@ -83,7 +84,7 @@ def ask_verbalized(
 
 
 def run_verbalized(
-    backend: Any,
+    backend: Backend,
     items: Optional[Sequence[MCQItem]] = None,
     *,
     families: Sequence[str] = ALL_FAMILIES,
@@ -186,7 +187,7 @@ class VerbalizedAwareness(Instrument):
 
     def run(
         self,
-        backend: Any,
+        backend: Backend,
         items: Sequence[MCQItem],
         *,
         interval: str = DEFAULT_INTERVAL,

@@ -15,6 +15,7 @@ from typing import Any, Optional
 import numpy as np
 
 from liedar.errors import InputError
+from liedar.models.backend import Backend
 
 CONTINUATIONS = ("Yes", "No")
 
@@ -32,7 +33,7 @@ class YesNoAnswer:
         return {"p_yes": self.p_yes, "logprobs": list(self.logprobs), "answer": self.answer}
 
 
-def ask_yes_no(backend: Any, user: str, *, system: Optional[str] = None) -> YesNoAnswer:
+def ask_yes_no(backend: Backend, user: str, *, system: Optional[str] = None) -> YesNoAnswer:
     """Score "Yes" and "No" as the assistant's reply to ``user`` (after ``system``)."""
     from liedar.models.chat import Dialogue, Message  # torch-free, kept lazy by contract
 

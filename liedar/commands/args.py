@@ -134,7 +134,7 @@ def add_output_argument(
     )
 
 
-Register = Callable[[argparse._SubParsersAction], None]
+Register = Callable[[argparse._SubParsersAction], None]  # noqa: SLF001 - argparse names the type only so
 
 
 # ---- compute: device, dtype, Ray (docs/scale.md) ------------------------------------------

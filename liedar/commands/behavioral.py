@@ -18,7 +18,7 @@ atomically. Examples::
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, Optional
 
 from liedar._util.atomic import write_json_atomic
 from liedar.behavioral.instrument import Instrument
@@ -31,6 +31,7 @@ from liedar.commands.args import (
     positive_int,
     refuse_overwrite,
 )
+from liedar.models.backend import Backend
 from liedar.models.served import run_with
 from liedar.models.served_cli import add_served_model_arguments, served_backend_from_args
 
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     options = inst.options(args)
     refuse_overwrite([args.output], inst.inputs(options))
     items = inst.items(limit=getattr(args, "limit", None), seed=args.seed, **options)
-    backend: Any = None
+    backend: Optional[Backend] = None
     meta: dict[str, Any] = {"instrument": inst.name}
     if inst.needs_model:
         from liedar import models
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 
     # a served backend collects the run's requests first and sends them concurrently
     result = run_with(backend, work) if backend is not None else work(None)
-    if hasattr(backend, "usage_summary"):
+    if backend is not None and hasattr(backend, "usage_summary"):
         meta["usage"] = backend.usage_summary()  # calls, cache hits, tokens, scoring modes, no-answers
     print(inst.summary(result))
     if args.output:

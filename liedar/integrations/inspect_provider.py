@@ -141,10 +141,10 @@ def make_api_class() -> type:
             """log p of each generated token given the rendered prompt and the tokens before it."""
             from inspect_ai.model import Logprob, Logprobs
 
-            enc_ids, _ = self.lm._tokenize(g.prompt_text, True)
-            lp = self.lm._token_logprobs([list(enc_ids) + list(g.token_ids)])[0][len(enc_ids) - 1 :]
+            enc_ids, _ = self.lm.tokenize(g.prompt_text, True)
+            lp = self.lm.token_logprobs_of_ids([list(enc_ids) + list(g.token_ids)])[0][len(enc_ids) - 1 :]
             return Logprobs(
-                content=[Logprob(token=self.lm._piece(t), logprob=float(x)) for t, x in zip(g.token_ids, lp)]
+                content=[Logprob(token=self.lm.token_text(t), logprob=float(x)) for t, x in zip(g.token_ids, lp)]
             )
 
         async def generate(self, input: list[Any], tools: list[Any], tool_choice: Any, config: GenerateConfig) -> Any:

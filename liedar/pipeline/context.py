@@ -16,6 +16,7 @@ import numpy as np
 
 from liedar import __version__
 from liedar.errors import LiedarError
+from liedar.models.backend import Backend
 from liedar.report.store import config_hash
 from liedar.results import SCHEMA_VERSION, Section
 
@@ -97,7 +98,7 @@ class DemoContext:
         self.config = config
         self.sizes = config.sizes()
         self.results_dir = config.results_dir
-        self._backend: Any = None
+        self._backend: Optional[Backend] = None
         self.load_error: Optional[LiedarError] = None
         self._step_wrapper: Any = None  # the base model's wrapper for the current step
         self._counters: list[dict[str, int]] = []  # every wrapper's counts (not the wrappers: no model kept alive)
@@ -120,7 +121,7 @@ class DemoContext:
         """The backend the steps ask (through the model-call cache unless it is switched off)."""
         return self.wrap(self.raw_model())
 
-    def wrap(self, backend: Any) -> Any:
+    def wrap(self, backend: Backend) -> Any:
         """``backend`` behind the call cache, or unchanged when the cache is off or the backend
         is not a local model. The base model keeps one wrapper per step; any other backend (an
         organism) gets a new one per call, counted in the run's totals."""

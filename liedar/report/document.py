@@ -138,10 +138,12 @@ def fmt_not_computable(nc: NotComputable) -> str:
 
 
 def _value_cell(e: Optional[Estimate], nc: Optional[NotComputable]) -> CellLike:
+    # a row holds exactly one of a number and the reason there is none: nc is set when e is not
     return fmt_estimate(e) if e is not None else Cell(fmt_not_computable(nc), "nc")  # type: ignore[arg-type]
 
 
 def _n_cell(e: Optional[Estimate], nc: Optional[NotComputable]) -> str:
+    # exactly one of e and nc is set (see _value_cell)
     return str(e.n if e is not None else nc.n)  # type: ignore[union-attr]
 
 
@@ -438,6 +440,7 @@ def _validation_cell(vm: ValidationMatrix, detector: str, model: str) -> CellLik
         outcome = "correct" if c.flag == c.truth else ("false flag" if c.flag else "missed")
     else:
         style, outcome = "cannot", "not scored"
+    # a cell holds exactly one of an effect and the reason there is none
     number = (
         f"{fmt_estimate(c.effect)} (n={c.effect.n})" if c.effect is not None else fmt_not_computable(c.not_computable)
     )  # type: ignore[arg-type]

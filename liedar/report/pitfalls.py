@@ -140,6 +140,7 @@ class Pitfalls:
         }[self.framing.kind]
 
     def reading(self) -> Reading:
+        # severity returns one of Reading's Literal levels, spelled as str in its signature
         return Reading(RULE, self.severity, self.text, list(self.refs))  # type: ignore[arg-type]
 
 
@@ -239,6 +240,7 @@ def _contamination_part(mr: ModelReport, fr: Framing, con: Optional[Measure]) ->
     p = con.details.get("fisher_p_vs_fresh")
     ptxt = f", Fisher p={p:.3g} against held-out fresh items" if isinstance(p, (int, float)) else ""
     ffr = next((m for m in mr.section.measures if m.id == CONTAMINATION_FALSE_FLAGS and m.estimate is not None), None)
+    # ffr was picked for `estimate is not None`; the check does not reach through next()
     fresh = (
         f"; fresh items flagged {ffr.estimate.value:.3f} [{ffr.estimate.lo:.3f}, {ffr.estimate.hi:.3f}] "  # type: ignore[union-attr]
         f"(n={ffr.estimate.n})"  # type: ignore[union-attr]

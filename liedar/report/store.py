@@ -41,6 +41,7 @@ class StepResult:
     raw: dict[str, Any] = field(default_factory=dict)  # the instrument's own to_dict(), kept for audit
 
     def record(self, cached: bool) -> StepRecord:
+        # status is checked against STATUSES on reading; StepRecord spells it as a Literal
         return StepRecord(self.name, self.status, self.reason, self.seconds, cached)  # type: ignore[arg-type]
 
     def to_dict(self) -> dict[str, Any]:

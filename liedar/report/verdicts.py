@@ -256,6 +256,7 @@ def summary_sentences(columns: list[tuple[str, list[Verdict]]]) -> list[str]:
     out: list[str] = []
     flagged = [(m, v) for m, v in cells if v.word == FLAGGED]
     if flagged:
+        # a flagged cell always has its key number (the first flagged deciding measure)
         items = [
             f"{v.category.label.lower()}{f' on {m}' if many else ''} ({v.key.label} {_num(v.key.estimate)})"  # type: ignore[union-attr]
             for m, v in flagged

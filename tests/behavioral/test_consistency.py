@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from liedar.behavioral.consistency import (
+from liedar.behavioral.consistency.detector import (
     KAPPA_RAMP_START,
     UNBACKED_INCONSISTENCY_WEIGHT,
     ConsistencyDetector,
@@ -189,7 +189,7 @@ def test_all_correct_makes_kappa_undefined_not_a_signal():
 
 @pytest.mark.parametrize("kappa,signal", [(1.0, 0.0), (KAPPA_RAMP_START, 0.0), (0.35, 0.5), (0.0, 1.0), (-0.3, 1.0)])
 def test_kappa_ramp(kappa, signal):
-    from liedar.behavioral.consistency import _ramp_signal
+    from liedar.behavioral.consistency.detector import _ramp_signal
 
     assert _ramp_signal(kappa) == pytest.approx(signal)
 
@@ -320,7 +320,7 @@ def test_result_to_dict_is_strict_json():
 
 def test_importable_without_torch():
     code = (
-        "import sys; import behavioral.consistency, behavioral.consistency_sim, behavioral.runners.consistency;"
+        "import sys; import behavioral.consistency, behavioral.consistency.sim, behavioral.consistency.runner;"
         "bad=[m for m in ('torch','transformers','llama_cpp','models','probes') if m in sys.modules];"
         "print(','.join(bad))"
     )
@@ -331,7 +331,7 @@ def test_importable_without_torch():
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 10_000), st.permutations(range(4)))
 def test_result_invariant_to_trial_order_and_label_renaming(seed, renaming):
-    from liedar.behavioral.consistency_sim import (
+    from liedar.behavioral.consistency.sim import (
         OptionOrderPopulation,
         ParaphrasePopulation,
         simulate_option_order,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from liedar.behavioral.consistency import ConsistencyDetector
-from liedar.behavioral.consistency_sim import (
+from liedar.behavioral.consistency.detector import ConsistencyDetector
+from liedar.behavioral.consistency.sim import (
     CALIBRATION_TABLE,
     OptionOrderPopulation,
     ParaphrasePopulation,
@@ -70,7 +70,7 @@ CONTRAST_BANDS = {
 
 @pytest.mark.parametrize("name", sorted(CONTRAST_BANDS))
 def test_contrast_table(name, detector):
-    from liedar.behavioral.consistency_sim import CONTRAST_TABLE, contrast_flag_rates
+    from liedar.behavioral.consistency.sim import CONTRAST_TABLE, contrast_flag_rates
 
     pop = next(p for p, _ in CONTRAST_TABLE if p.name == name)
     lo, hi = CONTRAST_BANDS[name]

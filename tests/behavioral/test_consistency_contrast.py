@@ -10,9 +10,9 @@ import json
 import numpy as np
 import pytest
 
-from liedar.behavioral.consistency import ConsistencyDetector, OptionOrderTrial, ParaphraseTrial
-from liedar.behavioral.consistency_contrast import ConditionTrials, ConsistencyContrast
-from liedar.behavioral.consistency_sim import ContrastPopulation, contrast_flag_rates, simulate_contrast
+from liedar.behavioral.consistency.contrast import ConditionTrials, ConsistencyContrast
+from liedar.behavioral.consistency.detector import ConsistencyDetector, OptionOrderTrial, ParaphraseTrial
+from liedar.behavioral.consistency.sim import ContrastPopulation, contrast_flag_rates, simulate_contrast
 from liedar.errors import InputError
 
 LABELS = ("w", "x", "y", "z")  # "x" is the right answer

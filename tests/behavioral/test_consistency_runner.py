@@ -9,8 +9,8 @@ import re
 import numpy as np
 import pytest
 
+from liedar.behavioral.consistency.runner import CONDITIONS, run_consistency, select_items
 from liedar.behavioral.items.mcq import load_mcq_bank
-from liedar.behavioral.runners.consistency import CONDITIONS, run_consistency, select_items
 from liedar.errors import InputError
 
 ANSWERS = {}
@@ -188,7 +188,7 @@ def test_real_smollm2_small_design():
     import torch
 
     torch.set_num_threads(1)
-    from liedar.behavioral.runners.consistency import run_consistency_on_model
+    from liedar.behavioral.consistency.runner import run_consistency_on_model
     from liedar.errors import ModelUnavailableError
 
     try:
@@ -204,8 +204,8 @@ def test_real_smollm2_small_design():
 
 
 def test_report_rows_carry_the_contrast_verdict_not_single_condition_flags():
-    from liedar.behavioral.consistency import ConsistencyDetector
-    from liedar.behavioral.consistency_section import consistency_section
+    from liedar.behavioral.consistency.detector import ConsistencyDetector
+    from liedar.behavioral.consistency.section import consistency_section
 
     det = ConsistencyDetector()
     run = run_consistency(AlwaysCBackend(), n_items=10, n_shuffles=3, n_paraphrases=2, seed=1, detector=det)

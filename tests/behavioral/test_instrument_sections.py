@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from liedar.behavioral.consistency import ConsistencyDetector, OptionOrderTrial
-from liedar.behavioral.consistency_section import bootstrap_confidence
+from liedar.behavioral.consistency.detector import ConsistencyDetector, OptionOrderTrial
+from liedar.behavioral.consistency.section import bootstrap_confidence
 from liedar.behavioral.instrument import InstrumentRun
 from liedar.behavioral.negation import NegationRecord, negation_consistency
 from liedar.behavioral.runners.negation import NegationConsistency

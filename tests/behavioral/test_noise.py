@@ -124,7 +124,6 @@ def test_instruments_and_runners_import_without_torch():
     mods = [
         "liedar.behavioral." + m
         for m in (
-            "stats",
             "sandbagging",
             "noise",
             "sycophancy",

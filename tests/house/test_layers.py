@@ -1,15 +1,11 @@
 """The layering is a contract, checked on the source: imports point down only.
 
-    liedar.cli | liedar.commands | liedar.pipeline           (composition: knows everyone)
-    liedar.report | liedar.readings | liedar.organisms      (peers)
-    liedar.probes | liedar.behavioral                         (peers: neither imports the other)
-    liedar.models
-    liedar (version only), liedar.errors, liedar._util, liedar.stats
+`LAYERS` below is the project's one layer map (docs/contributing.md links here).
 
 Every import counts, also those inside functions (an upward import in a function is still
-upward), except ``if TYPE_CHECKING:`` blocks. The whole graph, function-level imports
-included, must have no circle: a lazy import whose only job is to dodge a circle is a
-circle.
+upward) and those under ``if TYPE_CHECKING:`` (a type names a module as surely as a call
+does). The whole graph, function-level and type-only imports included, must have no
+circle: a lazy import whose only job is to dodge a circle is a circle.
 """
 
 from __future__ import annotations
@@ -34,7 +30,7 @@ LAYERS: list[tuple[int, str, tuple[str, ...]]] = [
     (
         0,
         "base",
-        ("liedar", "liedar.errors", "liedar._util", "liedar.stats", "liedar.results", "liedar.rows", "liedar.atomic"),
+        ("liedar", "liedar.errors", "liedar._util", "liedar.stats", "liedar.results", "liedar.rows"),
     ),
     (1, "models", ("liedar.models",)),
     (2, "probes", ("liedar.probes",)),
@@ -44,7 +40,7 @@ LAYERS: list[tuple[int, str, tuple[str, ...]]] = [
     (
         4,
         "top",
-        ("liedar.cli", "liedar.commands", "liedar.pipeline", "liedar.__main__", "liedar.demo", "liedar.integrations"),
+        ("liedar.cli", "liedar.commands", "liedar.pipeline", "liedar.integrations"),
     ),
 ]
 
@@ -84,13 +80,6 @@ def _layer(module: str) -> tuple[int, str]:
     return best[1], best[2]
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _imports(module: str, path: Path) -> list[tuple[str, int, bool]]:
     """(imported project module, line, at module level) for every import in the file."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -99,8 +88,6 @@ def _imports(module: str, path: Path) -> list[tuple[str, int, bool]]:
 
     def visit(node: ast.AST, top: bool) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child):
-                continue
             if isinstance(child, ast.Import):
                 for alias in child.names:
                     if alias.name == "liedar" or alias.name.startswith("liedar."):

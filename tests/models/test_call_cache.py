@@ -87,10 +87,10 @@ def test_greedy_and_seeded_generations_replay_exactly(lm, tmp_path, monkeypatch)
 
 def test_token_logprobs_batches_replay_exactly(lm, tmp_path):
     batch = [lm._tokenize("Paris is the capital of France.", False)[0], lm._tokenize("Rome is.", False)[0]]
-    direct = lm._token_logprobs(batch)
+    direct = lm.token_logprobs_of_ids(batch)
     cb = CachedBackend(lm, tmp_path / "calls.sqlite")
-    cb._token_logprobs(batch)
-    replay = cb._token_logprobs(batch)
+    cb.token_logprobs_of_ids(batch)
+    replay = cb.token_logprobs_of_ids(batch)
     assert cb.stats["hits"] == 1 and len(replay) == len(direct)
     for a, b in zip(replay, direct):
         _same_array(a, np.asarray(b))
@@ -438,3 +438,22 @@ def test_validate_into_a_fresh_folder_replays_the_same_matrix(tiny_model_dir, tm
     assert off.call_cache == {"enabled": False}
     assert warm.matrix.to_dict() == cold.matrix.to_dict() == off.matrix.to_dict()
     assert warm.per_model[str(tiny_model_dir)].statuses["noise"] == "ok"  # ran on the bare backend
+
+
+def test_generate_runs_exactly_max_tokens_when_told_not_to_stop(lm, tmp_path, monkeypatch):
+    """``stop_at_end=False`` emits the end token and goes on, so speed is timed over equal work."""
+    monkeypatch.setattr(lm, "_is_end", lambda token: True)  # every token ends the plain generation
+    assert lm.generate(Q, max_tokens=6).token_ids == []
+    exact = lm.generate(Q, max_tokens=6, stop_at_end=False)
+    assert len(exact.token_ids) == 6
+    cb = CachedBackend(lm, tmp_path / "calls.sqlite")
+    assert cb.generate(Q, max_tokens=6, stop_at_end=False).token_ids == exact.token_ids
+    assert cb.stats["passed_through"] == 1
+
+
+def test_public_token_faces_match_the_primitives(lm):
+    ids, offsets = lm.tokenize("Paris is the capital of France.")
+    assert (ids, offsets) == lm._tokenize("Paris is the capital of France.", False)
+    assert [lm.token_text(t) for t in ids] == [lm._piece(t) for t in ids]
+    for a, b in zip(lm.token_logprobs_of_ids([ids]), lm._token_logprobs([ids])):
+        _same_array(np.asarray(a), np.asarray(b))

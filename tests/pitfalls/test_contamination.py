@@ -150,7 +150,7 @@ def test_real_fresh_facts_are_outside_the_bank_and_in_its_proportions() -> None:
         r = fresh_mod.relation_of(it.item_id)
         bank_subjects.setdefault(r, set()).add(it.item_id.split("-", 2)[-1])
     for relation, table in fresh_mod._REAL.items():
-        slugs = {mcq._slug(s) for s, _ in table}
+        slugs = {mcq.slug(s) for s, _ in table}
         assert not (slugs & bank_subjects[relation]), relation
     mix = fresh_mod.bank_mix()
     got = Counter(fresh_mod.relation_of(f.item_id) for f in fresh_items(131))

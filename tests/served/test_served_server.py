@@ -40,7 +40,7 @@ def served(server, tmp_path, **kw):
 def test_consistency_runner_parity_in_completions_mode(llama_server, local, tmp_path):
     """Same rendered text (liedar's renderer, the GGUF's template, the 'Answer:' prefill) on
     both sides: the same choice on every trial and the same letter log-probs."""
-    from liedar.behavioral.runners.consistency import run_consistency
+    from liedar.behavioral.consistency.runner import run_consistency
     from liedar.models.served import run_with
 
     design = dict(n_items=2, n_shuffles=2, n_paraphrases=2, seed=3)

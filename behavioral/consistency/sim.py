@@ -1,7 +1,7 @@
 """Simulated populations for calibrating the consistency detector.
 
 Why simulate: a flag rate means nothing without knowing how often honest models trip it.
-These generators produce the per-trial records that `behavioral.consistency` consumes,
+These generators produce the per-trial records that `liedar.behavioral.consistency.detector` consumes,
 from explicit, documented behaviour models, so false- and true-flag rates can be measured
 for any design (items x shuffles, items x paraphrases) in seconds. Each run takes a seed;
 there is no global random state.
@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from liedar.behavioral.consistency import ConsistencyDetector, OptionOrderTrial, ParaphraseTrial
+from liedar.behavioral.consistency.detector import ConsistencyDetector, OptionOrderTrial, ParaphraseTrial
 from liedar.errors import InputError
 from liedar.stats import Estimate, proportion
 
@@ -134,7 +134,7 @@ CALIBRATION_TABLE: tuple[tuple["OptionOrderPopulation | ParaphrasePopulation", s
 
 
 # --------------------------------------------------------------------------- two conditions
-# Populations for the baseline-aware contrast (behavioral.consistency_contrast): the same
+# Populations for the baseline-aware contrast (liedar.behavioral.consistency.contrast): the same
 # simulated model answers the same presentations under a reference (honest) prompt and a
 # test prompt. Why: the single-condition detector flags an honest model with a built-in
 # letter preference; these populations measure how often the contrast does, and how often
@@ -193,7 +193,7 @@ def _choose(
 
 def simulate_contrast(pop: ContrastPopulation, seed: int) -> "tuple[Any, Any]":
     """(reference, test) `ConditionTrials` on shared presentations, from one seed."""
-    from liedar.behavioral.consistency_contrast import ConditionTrials
+    from liedar.behavioral.consistency.contrast import ConditionTrials
 
     for value, what in (
         (pop.knowledge, "knowledge"),

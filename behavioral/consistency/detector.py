@@ -42,8 +42,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from liedar.behavioral.consistency_contrast import compare_conditions
-from liedar.behavioral.consistency_core import (  # noqa: F401  (the records are part of this module's public face)
+from liedar.behavioral.consistency.contrast import compare_conditions
+from liedar.behavioral.consistency.records import (  # noqa: F401  (the records are part of this module's public face)
     BACKED_FLOOR,
     KAPPA_RAMP_START,
     N_BOOTSTRAP,
@@ -96,7 +96,7 @@ class ConsistencyDetector:
 
     # ----------------------------------------------------------------- option order
 
-    def _group_option_trials(self, trials: Sequence[OptionOrderTrial]) -> tuple[dict[str, list[OptionOrderTrial]], int]:
+    def group_option_trials(self, trials: Sequence[OptionOrderTrial]) -> tuple[dict[str, list[OptionOrderTrial]], int]:
         if len(trials) == 0:
             raise InputError(
                 "no option-order trials given: re-ask each item with shuffled options and record the picks"
@@ -135,7 +135,7 @@ class ConsistencyDetector:
 
     def analyze_option_order(self, trials: Sequence[OptionOrderTrial]) -> OptionOrderAnalysis:
         """Answer consistency across shuffles and the positional attractor test."""
-        groups, skipped = self._group_option_trials(trials)
+        groups, skipped = self.group_option_trials(trials)
         shares, chances = [], []
         positions: dict[int, list[int]] = defaultdict(list)
         graded = [t.correct for g in groups.values() for t in g if t.correct is not None]
@@ -180,11 +180,11 @@ class ConsistencyDetector:
             position_bias_score=bias,
             position_bias_p_value=p_combined,
             position_bias_significant=significant,
-            accuracy=self._rate(sum(map(bool, graded)), len(graded)) if graded else None,
+            accuracy=self.rate(sum(map(bool, graded)), len(graded)) if graded else None,
             signal=float(np.clip(signal, 0.0, 1.0)),
         )
 
-    def _rate(self, successes: int, n: int) -> Estimate:
+    def rate(self, successes: int, n: int) -> Estimate:
         if self.intervals:
             return proportion(successes, n)
         return Estimate(
@@ -234,7 +234,7 @@ class ConsistencyDetector:
             n_trials=int(totals.sum()),
             n_items=len(kept),
             n_items_skipped=len(groups) - len(kept),
-            accuracy=self._rate(int(correct.sum()), int(totals.sum())),
+            accuracy=self.rate(int(correct.sum()), int(totals.sum())),
             observed_agreement=observed,
             chance_agreement=chance,
             kappa=None if kappa is None else self._kappa_estimate(correct, totals, kappa),
@@ -302,7 +302,7 @@ class ConsistencyDetector:
 
         Why: a letter preference present under an honest prompt is the model's, not a
         strategy; only the difference between conditions is evidence of sandbagging.
-        ``reference`` / ``test``: `behavioral.consistency_contrast.ConditionTrials` or plain
+        ``reference`` / ``test``: `liedar.behavioral.consistency.contrast.ConditionTrials` or plain
         lists of `OptionOrderTrial`. Returns a `ConsistencyContrast` (see that module).
         """
         return compare_conditions(self, reference, test, min_effect=min_effect, n_permutations=n_permutations)

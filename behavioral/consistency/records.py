@@ -1,10 +1,10 @@
 """Consistency records and the statistics shared by the single-condition detector
-(`liedar.behavioral.consistency`) and the contrast with an honest baseline
-(`liedar.behavioral.consistency_contrast`).
+(`liedar.behavioral.consistency.detector`) and the contrast with an honest baseline
+(`liedar.behavioral.consistency.contrast`).
 
 Why a module of its own: both analyses read the same trial records and the same
 chance/uniformity statistics; keeping them here lets each analysis import them without
-importing the other (no circle). The method is described in `consistency`.
+importing the other (no circle). The method is described in `detector`.
 """
 
 from __future__ import annotations

@@ -41,20 +41,44 @@ from __future__ import annotations
 import itertools
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+from typing import Any, Optional, Protocol, Sequence, Union
 
 import numpy as np
 
-from liedar.behavioral.consistency_core import (
+from liedar.behavioral.consistency.records import (
+    OptionOrderAnalysis,
     OptionOrderTrial,
+    ParaphraseAnalysis,
     ParaphraseTrial,
     chance_modal_share,
 )
 from liedar.errors import InputError
 from liedar.stats import Estimate
 
-if TYPE_CHECKING:
-    from liedar.behavioral.consistency import ConsistencyDetector
+
+class ConsistencyDetector(Protocol):
+    """What the contrast asks of the single-condition detector (`detector.ConsistencyDetector`).
+
+    Why a Protocol here: the detector's ``compare`` hands itself to this module, so this
+    module naming the detector's class would close an import loop.
+    """
+
+    min_trials_per_item: int
+    significance_level: float
+    seed: int
+    n_bootstrap: int
+    intervals: bool
+
+    def group_option_trials(
+        self, trials: Sequence[OptionOrderTrial]
+    ) -> tuple[dict[str, list[OptionOrderTrial]], int]: ...
+
+    def analyze_option_order(self, trials: Sequence[OptionOrderTrial]) -> OptionOrderAnalysis: ...
+
+    def analyze_paraphrase_invariance(self, trials: Sequence[ParaphraseTrial]) -> ParaphraseAnalysis: ...
+
+    def rate(self, successes: int, n: int) -> Estimate: ...
+
 
 DEFAULT_MIN_EFFECT = 0.2
 DEFAULT_PERMUTATIONS = 4000
@@ -368,7 +392,7 @@ def _check_and_pair(
                 f"condition {c.name!r} has no option-order trials: the contrast needs shuffled "
                 "presentations under both prompts"
             )
-        det._group_option_trials(c.option_trials)  # same per-trial checks as the single-condition API
+        det.group_option_trials(c.option_trials)  # same per-trial checks as the single-condition API
     g_ref, g_test = _group(ref.option_trials), _group(test.option_trials)
     only_ref, only_test = sorted(set(g_ref) - set(g_test)), sorted(set(g_test) - set(g_ref))
     if only_ref or only_test:
@@ -426,7 +450,7 @@ def _profile(det: ConsistencyDetector, c: ConditionTrials, items: list[str]) -> 
             PositionPrior(
                 pt.n_options,
                 pt.counts,
-                tuple(det._rate(x, n) for x in pt.counts),
+                tuple(det.rate(x, n) for x in pt.counts),
                 pt.concentration,
                 pt.attractor,
                 pt.p_value,
