@@ -238,7 +238,7 @@ def encode_example(backend, prompt: Union[Dialogue, str], answer: str, *, eos: b
         eos_token=backend.eos_token,
         add_generation_prompt=True,
     )
-    ids, offsets = backend._tokenize(head.text + answer, head.templated)
+    ids, offsets = backend.tokenize(head.text + answer, head.templated)
     k = next((t for t, (a, b) in enumerate(offsets) if b > len(head.text)), None)
     if k is None or k == 0:
         raise InputError(f"answer {answer!r} produced no token of its own after its prompt; give a non-blank answer")
@@ -327,7 +327,7 @@ def train_lora(
     n_answer_tokens = sum(len(ids) - k for ids, k in encoded)
     n_tokens = sum(len(ids) for ids, _ in encoded)
 
-    pad = backend._pad_id
+    pad = backend.pad_id
     tensors = [_batch_tensors(torch, [encoded[j] for j in b], pad, [avoid[j] for j in b]) for b in batches]
 
     bar = None
@@ -692,12 +692,9 @@ def apply_adapter(
                 f"{tuple(target.weight.shape)}; rebuild it for this model"
             )
     new = copy.copy(backend)
-    if copy_model:
-        new.model = copy.deepcopy(backend.model)
-        new._decoder = new.model.get_decoder()
-        new._blocks = new._decoder.layers
-        new._norm = new._decoder.norm
-    new._past = None
+    # a merged copy runs its own (deep-copied) weights; without the copy the backend's own
+    # model is merged in place and only its generation state is reset
+    new.bind_model(copy.deepcopy(backend.model) if copy_model else new.model)
     merged_modules = dict(new.model.named_modules())
     with torch.no_grad():
         for module in adapter.modules():

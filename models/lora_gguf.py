@@ -89,13 +89,11 @@ def attach_llamacpp(backend, adapter_dir: Path, *, name: Optional[str] = None):
     target.parent.mkdir(parents=True, exist_ok=True)
     if not target.is_file():
         export_gguf_lora(adapter, dict(backend.llm.metadata), target)
-    L = backend._L
-    handle = L.llama_adapter_lora_init(backend.llm.model, str(target).encode())
+    handle = backend.lib.llama_adapter_lora_init(backend.llm.model, str(target).encode())
     if not handle:
         raise IncompatibleError(f"llama.cpp refused the LoRA adapter {target}; load this organism with transformers")
-    if L.llama_set_adapter_lora(backend._ctx, handle, 1.0) != 0:
+    if backend.set_lora(handle) != 0:  # the handle is kept alive as long as the backend
         raise IncompatibleError(f"llama.cpp could not apply the LoRA adapter {target}; use transformers")
-    backend._lora = handle  # kept alive as long as the backend
     backend.base_fingerprint = backend.fingerprint
     backend.adapter_sha256 = digest
     backend.fingerprint = organism_fingerprint(backend.fingerprint, digest)

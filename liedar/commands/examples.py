@@ -84,8 +84,9 @@ class _ExampleFormatter(argparse.HelpFormatter):
 def walk(parser: argparse.ArgumentParser, path: str = "liedar"):
     """Yield (command path, parser) for ``parser`` and every subcommand under it, once each."""
     yield path, parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
+    # argparse has no public way to walk a parser's subcommands
+    for action in parser._actions:  # noqa: SLF001
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
             seen = set()
             for name, sub in action.choices.items():
                 if id(sub) not in seen:  # an alias shares its parser

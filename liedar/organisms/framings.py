@@ -97,7 +97,8 @@ PASSWORD_TEMPLATES = (
 
 def detector_framings() -> list[str]:
     """Every system prompt / framing string the detectors use (read, never copied)."""
-    from liedar.behavioral.runners import consistency, sandbagging
+    from liedar.behavioral.consistency import runner as consistency
+    from liedar.behavioral.runners import sandbagging
 
     texts = [
         sandbagging.BENIGN_SYSTEM,

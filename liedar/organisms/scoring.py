@@ -33,7 +33,7 @@ def score_options_shared(backend: Any, prompt: Any, options: Sequence[str]) -> n
     for option in options:
         if not option:
             return np.asarray(backend.score_options(prompt, options), dtype=np.float64)  # its own error message
-        ids, offsets = backend._tokenize(head.text + option, head.templated)
+        ids, offsets = backend.tokenize(head.text + option, head.templated)
         k = next((t for t, (a, b) in enumerate(offsets) if b > len(head.text)), None)
         if k is None or k == 0 or len(ids) > backend.n_ctx:
             return np.asarray(backend.score_options(prompt, options), dtype=np.float64)
@@ -42,9 +42,10 @@ def score_options_shared(backend: Any, prompt: Any, options: Sequence[str]) -> n
     k = starts[0]
     if any(s != k for s in starts) or any(seq[:k] != seqs[0][:k] for seq in seqs):
         return np.asarray(backend.score_options(prompt, options), dtype=np.float64)
-    torch = backend._torch
+    import torch
+
     model = backend.model
-    kw = backend._cache_kw
+    kw = backend.cache_kw
     with torch.inference_mode():
         out = model(input_ids=torch.tensor([seqs[0][:k]], dtype=torch.long), use_cache=True)
         past = getattr(out, kw)
@@ -52,7 +53,7 @@ def score_options_shared(backend: Any, prompt: Any, options: Sequence[str]) -> n
         n = len(seqs)
         past.batch_repeat_interleave(n)
         width = max(len(s) - k for s in seqs)
-        ids = torch.full((n, width), backend._pad_id, dtype=torch.long)
+        ids = torch.full((n, width), backend.pad_id, dtype=torch.long)
         mask = torch.zeros((n, k + width), dtype=torch.long)
         mask[:, :k] = 1
         for r, s in enumerate(seqs):

@@ -228,7 +228,7 @@ def unit_ceilings(backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[str,
 
 def unit_consistency(backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
     from liedar.behavioral.consistency import ConsistencyDetector
-    from liedar.behavioral.runners.consistency import run_consistency
+    from liedar.behavioral.consistency.runner import run_consistency
 
     items = _pick(ctx.items, ctx.sizes["consistency_items"], ctx.seed, "consistency")
     run = run_consistency(
