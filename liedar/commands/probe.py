@@ -34,7 +34,7 @@ PROBE_CHOICES = ("logistic", "mass-mean", "mass-mean-cov", "ttpd", "lat")
 
 
 def _common(p: argparse.ArgumentParser, output_kind: str, recipe_defaults: bool = False) -> None:
-    add_model_arguments(p)
+    add_model_arguments(p, hidden_states_for=p.prog.removeprefix("liedar "))
     p.add_argument(
         "--data",
         nargs="+",
