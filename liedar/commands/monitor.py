@@ -266,11 +266,11 @@ def render_marked(result: Any, colour: bool) -> str:
 
 def _score_recorded(monitor: Any, items: Sequence[Any], desc: str) -> list[Any]:
     """MonitorResults of recorded transcripts (prompt + response, or a dialogue's detect turns)."""
-    from tqdm.auto import tqdm
+    from liedar._util.progress import progress
 
     return [
         monitor.score_dialogue(t.prompt) if t.response is None else monitor.score_transcript(t.prompt, t.response)
-        for t in tqdm(items, desc=desc, leave=False)
+        for t in progress(items, desc=desc, unit="transcript", leave=False)
     ]
 
 
