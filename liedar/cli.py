@@ -85,7 +85,17 @@ def _error_line(message: str, prefix: str = "liedar: error") -> None:
     cursor mid-line), with any newline in the message folded."""
     sys.stdout.flush()
     text = " ".join(message.split())
-    print(f"\n{prefix}: {text}" if sys.stderr.isatty() else f"{prefix}: {text}", file=sys.stderr)
+    lead = "\n" if sys.stderr.isatty() or _bar_open() else ""
+    print(f"{lead}{prefix}: {text}", file=sys.stderr)
+
+
+def _bar_open() -> bool:
+    """Whether a tqdm bar is still open (the error interrupted it): tqdm writes its bar to a
+    pipe or log file too, without a closing newline, so the error would join the bar's line."""
+    std = sys.modules.get("tqdm.std")
+    if std is None:
+        return False
+    return any(not getattr(bar, "disable", True) for bar in list(getattr(std.tqdm, "_instances", ())))
 
 
 if __name__ == "__main__":

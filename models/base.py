@@ -164,9 +164,9 @@ class BackendBase:
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].ids))
         bar = None
         if progress:
-            from tqdm.auto import tqdm
+            from liedar._util.progress import progress as step_progress
 
-            bar = tqdm(total=len(encoded), desc=f"{self.name} hidden states", unit="input")
+            bar = step_progress(total=len(encoded), desc=f"{self.name} hidden states", unit="input")
         for lo in range(0, len(order), self.batch_size):
             chunk = order[lo : lo + self.batch_size]
             states = self._forward([encoded[i].ids for i in chunk], layers)

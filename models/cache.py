@@ -101,9 +101,9 @@ def cached_hidden_states(
     counts = {"computed": 0, "reused": 0, "damaged": 0}
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from liedar._util.progress import progress as step_progress
 
-        bar = tqdm(total=len(inputs), desc=f"extract {backend.name}", unit="input")
+        bar = step_progress(total=len(inputs), desc=f"extract {backend.name}", unit="input")
     for lo in range(0, len(inputs), shard_size):
         shard_hashes = hashes[lo : lo + shard_size]
         shard_id = hashlib.sha256("".join(shard_hashes).encode()).hexdigest()[:32]

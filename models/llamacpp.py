@@ -12,10 +12,10 @@ eval callback (``cb_eval``) that copies the tensors we ask for out of the comput
 * a decode longer than ``n_ubatch`` calls back once per micro-batch: pieces are joined;
 * the ctypes callback object is kept on ``self`` for the context's whole life;
 * ggml asks the callback about every graph node (hundreds per token), so the asking is
-  done by a small C function (models/llamacpp_capture.c, built on first use by
+  done by a small C function (models/llamacpp_capture.c, compiled at install, loaded by
   models/native.py) and Python runs only for wanted tensors: with it, decoding with the
   callback installed is as fast as without (docs/monitor.md); ``capture="python"`` is the
-  slower fallback used automatically when no C compiler exists;
+  slower fallback used automatically when the install had no C compiler;
 * returning False from the data callback makes ggml skip the rest of the graph: reading
   the final generated token's state stops at the probe's layer (`_gen_read`).
 * `_forward` and `_token_logprobs` pack several sequences into one ``llama_decode``

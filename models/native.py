@@ -1,34 +1,31 @@
 """Copying hidden states out of llama.cpp's compute graph: the capture buffers and the
-eval callback that fills them (C, compiled on first use; or its Python mirror).
+eval callback that fills them (C, compiled at install; or its Python mirror).
 
-Why compiled here rather than at install time: liedar installs as pure Python, and the
-callback (models/llamacpp_capture.c) is one small file with no headers or libraries to
-link, so the system C compiler builds it in a fraction of a second into the cache, keyed
-by the source's hash. Where no compiler exists, `load_capture_library` returns None and
-`Capture.python_callback` does the same work in Python (same buffers, same checks, same
-error codes), only slower; the backend says which one it uses (``capture_path``).
+Why compiled at install: the callback (models/llamacpp_capture.c) is native code run
+inside llama.cpp's graph computation, so where it comes from must be as trustworthy as the
+rest of the installed package. setuptools builds it with the package (pyproject's
+``ext-modules``) into ``liedar/models/_llamacpp_capture*.so``, next to this file, like
+any compiled wheel. liedar never compiles a library at run time and never loads one from
+the user's cache: a cache can be written by anything running as the user, and a build
+record stored beside a library authenticates nothing.
 
-The library is loaded only if it is the one liedar built for this source, from a folder
-only the user can write (see `load_capture_library`); anything else is rebuilt or refused.
+Where the install had no C compiler the extension is absent (it is optional), and
+`load_capture_library` returns None: `Capture.python_callback` does the same work in Python
+(same buffers, same checks, same error codes), only slower; the backend says which one
+it uses (``capture_path``).
 """
 
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import json
+import importlib.machinery
 import os
-import shutil
 import stat
-import subprocess
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 import numpy as np
-
-from liedar._util.atomic import atomic_path, write_bytes_atomic
-from liedar.models.storage import cache_root, discard, note, sha256_file
 
 SOURCE = Path(__file__).with_name("llamacpp_capture.c")
 MAX_WANT = 256  # LIEDAR_MAX_WANT in the C source
@@ -176,64 +173,58 @@ class Capture:
 
 
 _loaded: dict[str, Optional[ctypes.CDLL]] = {}
+LIBRARY_STEM = "_llamacpp_capture"  # pyproject's ext-modules name, last part
+REINSTALL = "reinstall liedar where a C compiler (cc) exists: scripts/bootstrap.sh, or pip install -e ."
 
 
 class UnsafeLibraryError(OSError):
-    """The cached library (or its folder) could be written by someone else: never loaded."""
+    """The installed library (or its folder) can be written by another user: never loaded."""
+
+
+def installed_library() -> Optional[Path]:
+    """The capture library built at install, beside this module; None when it was not built.
+
+    Only the package's own folder is searched (with this interpreter's extension suffixes),
+    never the cache, the working directory or the loader's search path.
+    """
+    here = Path(__file__).resolve().parent
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = here / f"{LIBRARY_STEM}{suffix}"
+        if path.is_file():
+            return path
+    return None
 
 
 def load_capture_library() -> Optional[ctypes.CDLL]:
-    """The compiled callback library, building it into the cache if needed; None when it
-    cannot be built (no C compiler, or ``LIEDAR_NATIVE_CAPTURE=0``) or cannot be trusted.
+    """The compiled callback library installed with liedar; None when the install built
+    none (no C compiler then), when ``LIEDAR_NATIVE_CAPTURE=0``, or when it is unsafe.
 
-    Why the checks: ``dlopen`` runs a library's constructors, so a shared object planted at
-    the cache path would run as the user on the next llama.cpp extraction. A library is
-    loaded only when (1) it sits in a folder that only this user (or root) can write, every
-    folder above it included (sticky folders like /tmp count as safe), (2) it is a regular
-    file owned by this user and writable by nobody else, and (3) its size and sha256 match
-    the record liedar wrote when it compiled it, for this very source (its full sha256).
-    A library failing (3) is deleted and rebuilt (one note line); a folder failing (1) is
-    tightened when it is ours, else the slower Python callback is used, with a warning.
+    Why the ownership check as well: ``dlopen`` runs a library's constructors, so the file
+    and its folder must be writable only by their owner (this user or root), as any
+    installed package is; a library failing that is not loaded and the slower Python
+    callback is used, with a warning.
     """
     if os.environ.get("LIEDAR_NATIVE_CAPTURE", "1") == "0":
         return None
-    source_sha = hashlib.sha256(SOURCE.read_bytes()).hexdigest()
-    key = source_sha[:16]
-    if key in _loaded:
-        return _loaded[key]
-    folder = cache_root() / "native"
-    target = folder / f"llamacpp_capture-{key}.so"
-    record = target.with_suffix(".json")
+    if "installed" in _loaded:
+        return _loaded["installed"]
     lib = None
+    path = installed_library()
     try:
-        _secure_folder(folder)
-        problem = _verify_library(target, record, source_sha)
-        if problem is not None:
-            if target.exists() or record.exists() or target.is_symlink():
-                note(f"the compiled capture callback {target.name} failed verification ({problem}); rebuilding it")
-            discard(target)
-            discard(record)
-            _compile(target)
-            _write_record(target, record, source_sha)
-            problem = _verify_library(target, record, source_sha)
-            if problem is not None:
-                raise UnsafeLibraryError(f"the freshly built {target} failed verification ({problem})")
-        lib = ctypes.CDLL(str(target))
+        if path is None:
+            raise FileNotFoundError("liedar was installed without its compiled capture callback")
+        _check_installed(path)
+        lib = ctypes.CDLL(str(path))
         lib.liedar_eval_callback.restype = ctypes.c_bool
         lib.liedar_eval_callback.argtypes = [ctypes.c_void_p, ctypes.c_bool, ctypes.c_void_p]
-    except (OSError, subprocess.SubprocessError) as exc:
+    except (OSError, AttributeError) as exc:
+        lib = None
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        fix = (
-            "make the cache folder writable by you alone (chmod 700)"
-            if isinstance(exc, UnsafeLibraryError)
-            else "install a C compiler (cc) to build models/llamacpp_capture.c"
-        )
+        fix = "make it writable by its owner alone (chmod go-w)" if isinstance(exc, UnsafeLibraryError) else REINSTALL
         warnings.warn(
-            f"llama.cpp capture uses the slower Python callback ({detail}); {fix}",
-            RuntimeWarning,
-            stacklevel=2,
+            f"llama.cpp capture uses the slower Python callback ({detail}); {fix}", RuntimeWarning, stacklevel=2
         )
-    _loaded[key] = lib
+    _loaded["installed"] = lib
     return lib
 
 
@@ -241,64 +232,15 @@ def _writable_by_others(st: os.stat_result) -> bool:
     return bool(st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
 
 
-def _secure_folder(folder: Path) -> None:
-    """Create `folder` private (0700); refuse it when it, or a folder above it, can be written
-    by another user (a sticky, world-writable folder such as /tmp is safe)."""
-    folder.mkdir(parents=True, exist_ok=True)
+def _check_installed(path: Path) -> None:
+    """Refuse a library that another user could have replaced: not a regular file, owned by
+    someone other than this user or root, or writable by group/others (file or folder)."""
     uid = os.getuid()
-    st = os.lstat(folder)
-    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-        raise UnsafeLibraryError(f"{folder} is not a plain folder")
-    if st.st_uid != uid:
-        raise UnsafeLibraryError(f"{folder} belongs to another user (uid {st.st_uid})")
-    if stat.S_IMODE(st.st_mode) & 0o077:
-        os.chmod(folder, 0o700)
-    for parent in folder.resolve().parents:
-        pst = os.stat(parent)
-        if pst.st_uid not in (uid, 0):
-            raise UnsafeLibraryError(f"{parent}, above the cache, belongs to another user (uid {pst.st_uid})")
-        if _writable_by_others(pst) and not pst.st_mode & stat.S_ISVTX:
-            raise UnsafeLibraryError(f"{parent}, above the cache, can be written by other users")
-
-
-def _verify_library(target: Path, record: Path, source_sha: str) -> Optional[str]:
-    """None when `target` is the library liedar built for this source; else the reason."""
-    try:
+    for what, target in (("library", path), ("folder", path.parent)):
         st = os.lstat(target)
-    except FileNotFoundError:
-        return "not built yet"
-    if not stat.S_ISREG(st.st_mode):
-        return "not a regular file"
-    if st.st_uid != os.getuid() or _writable_by_others(st):
-        return "owned or writable by another user"
-    try:
-        rec = json.loads(record.read_text(encoding="utf-8"))
-        size, digest, built_from = int(rec["size"]), str(rec["sha256"]), str(rec["source_sha256"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return "no build record"
-    if built_from != source_sha:
-        return "built from another source"
-    if st.st_size != size:
-        return f"{st.st_size} bytes, {size} were built"
-    if sha256_file(target) != digest:
-        return "its sha256 differs from the one recorded at build time"
-    return None
-
-
-def _write_record(target: Path, record: Path, source_sha: str) -> None:
-    data = {"source_sha256": source_sha, "size": target.stat().st_size, "sha256": sha256_file(target)}
-    write_bytes_atomic(record, (json.dumps(data, sort_keys=True) + "\n").encode())
-
-
-def _compile(target: Path) -> None:
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if not compiler:
-        raise FileNotFoundError("no C compiler found on PATH")
-    with atomic_path(target) as tmp:
-        subprocess.run(
-            [compiler, "-O2", "-shared", "-fPIC", "-o", str(tmp), str(SOURCE)],
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
-    os.chmod(target, stat.S_IMODE(os.stat(target).st_mode) & ~0o022)
+        if what == "library" and not stat.S_ISREG(st.st_mode):
+            raise UnsafeLibraryError(f"the installed {path.name} is not a regular file")
+        if st.st_uid not in (uid, 0):
+            raise UnsafeLibraryError(f"the installed {what} {target} belongs to another user (uid {st.st_uid})")
+        if _writable_by_others(st) and not (what == "folder" and st.st_mode & stat.S_ISVTX):
+            raise UnsafeLibraryError(f"the installed {what} {target} can be written by other users")

@@ -715,9 +715,9 @@ class ServedBackend:
         self._pending = {}
         bar = None
         if self.progress:
-            from tqdm.auto import tqdm
+            from liedar._util.progress import progress
 
-            bar = tqdm(desc=f"{self.name} requests", unit="call")
+            bar = progress(desc=f"{self.name} requests", unit="call")
         self._recording = []
         self._bar = bar
         try:

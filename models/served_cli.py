@@ -14,7 +14,12 @@ import argparse
 from typing import Any, Optional
 
 from liedar._util.argtypes import nonnegative_int, positive_float, positive_int
+from liedar.errors import InputError
 from liedar.models.served import APIS, SCORINGS, ServedBackend, is_served_spec, load_served
+
+# options that mean something only for a served model (None unless the user typed them)
+SERVED_ONLY = (("--base-url", "base_url"), ("--api-key-env", "api_key_env"), ("--template-from", "template_from"),
+               ("--served-cache", "served_cache"), ("--rate-limit", "rate_limit"))  # fmt: skip
 
 
 def add_served_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,9 +60,20 @@ def add_served_model_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def served_backend_from_args(args: argparse.Namespace, *, progress: bool = False) -> Optional[ServedBackend]:
-    """A `ServedBackend` when ``args.model`` is ``openai:MODEL``, else None."""
+    """A `ServedBackend` when ``args.model`` is ``openai:MODEL``, else None.
+
+    A served-only option given with a local model is refused rather than ignored: a user who
+    typed ``--base-url`` believes a server answers, and a silent local run would report the
+    local model's numbers under that belief.
+    """
     model = str(getattr(args, "model", "") or "")
     if not is_served_spec(model):
+        given = [flag for flag, dest in SERVED_ONLY if getattr(args, dest, None) is not None]
+        if given:
+            raise InputError(
+                f"{' and '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to served models only, but --model "
+                f"{model} is a local model; write --model openai:NAME to ask a server, or drop {', '.join(given)}"
+            )
         return None
     kwargs: dict[str, Any] = {
         "api_key_env": getattr(args, "api_key_env", None),

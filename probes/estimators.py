@@ -61,7 +61,7 @@ class _LinearProbe(ClassifierMixin, BaseEstimator):
         classes = np.unique(y)
         if classes.size < 2:
             raise InputError(
-                f"training labels contain only one class ({classes[0]!r}): a probe needs both true and "
+                f"training labels contain only one class ({classes.tolist()[0]!r}): a probe needs both true and "
                 "false (or honest and deceptive) examples"
             )
         if classes.size > 2:

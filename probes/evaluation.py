@@ -506,10 +506,10 @@ def loglik_scores(
     time (each is scored independently; batching only shares the forward pass)."""
     if any(not isinstance(x, str) for x in statements.inputs):
         raise InputError("the log-likelihood baseline needs plain-text statements, not dialogues")
-    from tqdm import tqdm
+    from liedar._util.progress import progress as step_progress
 
     texts = list(statements.inputs)
     out = np.empty(len(texts))
-    for lo in tqdm(range(0, len(texts), batch), desc="log-likelihood", disable=not progress):
+    for lo in step_progress(range(0, len(texts), batch), desc="log-likelihood", unit="batch", disable=not progress):
         out[lo : lo + batch] = -np.asarray(backend.score_options(prefix, texts[lo : lo + batch]), dtype=float)
     return out

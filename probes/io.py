@@ -123,6 +123,7 @@ def load_probe(
     if not path.is_file():
         raise InputError(f"probe file not found: {path} (train one with `liedar probe train`)")
     fix = "re-save it with `liedar probe train`, or give the .npz that command wrote"
+    _check_archive_kind(path, fix)
     try:
         with np.load(path, allow_pickle=False) as data:
             if not hasattr(data, "files"):
@@ -171,6 +172,33 @@ def load_probe(
     return probe, meta
 
 
+def _check_archive_kind(path: Path, fix: str) -> None:
+    """Name what the file is when it is not a zip archive at all.
+
+    Why before `np.load`: numpy treats any file without the zip or ``.npy`` magic as a
+    pickle and says it "contains pickled data", which misleads a user who gave a CSV or a
+    text file by mistake.
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(6)
+    except OSError as exc:
+        raise InputError(f"cannot read probe file {path}: {exc.strerror or exc}") from None
+    if head.startswith(b"PK"):
+        return
+    if head.startswith(b"\x93NUMPY"):
+        what = "a bare .npy array"
+    elif head[:1] == b"\x80":
+        what = "a Python pickle, which liedar never loads"
+    elif not head:
+        what = "empty"
+    else:
+        what = "not a zip archive (a probe file is the .npz `liedar probe train` writes; this looks like text)"
+        if any(b < 9 or 13 < b < 32 for b in head):
+            what = "not a zip archive (a probe file is the .npz `liedar probe train` writes)"
+    raise InputError(f"{path} is not a liedar probe file: {what}; {fix}")
+
+
 def _read_header(path: Path, raw: np.ndarray, fix: str) -> dict[str, Any]:
     try:
         if raw.dtype.kind != "U" or raw.ndim != 0:
@@ -204,6 +232,7 @@ _META_TYPES: dict[str, tuple[type, ...]] = {
     "liedar_version": (str,),
     "extra": (dict,),
 }
+_POSITIONS = ("last", "mean")  # the poolings `liedar probe train` saves (models.backend.Position)
 _META_REQUIRED = ("model_name", "model_fingerprint", "layer", "position", "d_model")
 
 
@@ -220,6 +249,11 @@ def _read_metadata(path: Path, raw: Any, fix: str) -> ProbeMetadata:
             raise InputError(f"{path}: metadata {key} must be {names}, got {type(raw[key]).__name__}; {fix}")
     if raw["layer"] < 0 or raw["d_model"] < 1:
         raise InputError(f"{path}: metadata layer {raw['layer']} / d_model {raw['d_model']} is out of range; {fix}")
+    if raw["position"] not in _POSITIONS:
+        raise InputError(
+            f"{path}: metadata position {raw['position']!r} is not one of {', '.join(_POSITIONS)} "
+            f"(the token pooling a probe is trained with); {fix}"
+        )
     threshold = raw.get("threshold")
     if threshold is not None and not math.isfinite(threshold):
         raise InputError(f"{path}: the probe's threshold is {threshold}, not a finite number; recalibrate it")

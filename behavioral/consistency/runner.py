@@ -136,12 +136,12 @@ def ask_condition(
 
     The orders come from ``seed`` alone, so two conditions with the same seed are paired.
     """
-    from tqdm.auto import tqdm
+    from liedar._util.progress import progress as step_progress
 
     rng = np.random.default_rng(seed)
     option_trials: list[OptionOrderTrial] = []
     paraphrase_trials: list[ParaphraseTrial] = []
-    for item in tqdm(items, desc=desc or "items", disable=not progress):
+    for item in step_progress(items, desc=desc or "items", disable=not progress):
         k = len(item.options)
         for _ in range(n_shuffles):
             ans = ask_multiple_choice(backend, item.question, item.options, system=system, order=rng.permutation(k))

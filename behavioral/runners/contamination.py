@@ -44,10 +44,10 @@ def token_logprobs(backend: Backend, texts: Sequence[str]) -> list[np.ndarray]:
 def score_worded(
     backend: Backend, items: Sequence[WordedItem], *, k: float = DEFAULT_K, progress: bool = False, desc: str = ""
 ) -> list[ItemScore]:
-    from tqdm.auto import tqdm
+    from liedar._util.progress import progress as step_progress
 
     out = []
-    for it in tqdm(items, desc=desc or "contamination", disable=not progress):
+    for it in step_progress(items, desc=desc or "contamination", disable=not progress):
         lps = token_logprobs(backend, [it.original, *it.rewrites])
         out.append(score_item(it.item_id, it.source, lps[0], lps[1:], k))
     return out

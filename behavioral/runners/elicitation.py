@@ -253,11 +253,11 @@ def correctness_under(
     desc: str = "",
 ) -> dict[str, bool]:
     """item id -> correct under one protocol and system prompt."""
-    from tqdm.auto import tqdm
+    from liedar._util.progress import progress as step_progress
 
     return {
         it.item_id: answer_correct(backend, it, protocol, system, ctx)
-        for it in tqdm(items, desc=desc or protocol, disable=not progress, leave=False)
+        for it in step_progress(items, desc=desc or protocol, unit="item", disable=not progress, leave=False)
     }
 
 
@@ -345,10 +345,10 @@ def measure_ceiling(
         )
     selection: dict[str, dict[str, bool]] = {n: {} for n in names} if sel_ids else {}
     evaluation: dict[str, dict[str, bool]] = {n: {} for n in names}
-    from tqdm.auto import tqdm
+    from liedar._util.progress import progress as step_progress
 
     for split, ids, store in (("selection", sel_ids, selection), ("evaluation", ev_ids, evaluation)):
-        for i in tqdm(ids, desc=f"ceiling: {split} split", disable=not progress, leave=False):
+        for i in step_progress(ids, desc=f"ceiling: {split} split", unit="item", disable=not progress, leave=False):
             for n in names:
                 store[n][i] = answer_correct(memo, by_id[i], n, system, ctx)
     ceiling = select_ceiling(

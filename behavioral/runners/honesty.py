@@ -34,10 +34,10 @@ def honesty_records(
 ) -> list[HonestyRecord]:
     """One record per item. A near-even Yes/No split counts as an evasion: the model commits
     to neither answer (scoring only the two answers cannot see a verbal refusal)."""
-    from tqdm.auto import tqdm
+    from liedar._util.progress import progress as step_progress
 
     out = []
-    for it in tqdm(items, desc="belief items", disable=not progress):
+    for it in step_progress(items, desc="belief items", disable=not progress):
         beliefs = tuple(
             _label(ask_yes_no(backend, user_message(it.claim, q), system=it.belief_system).p_yes, evade_margin)
             for q in it.belief_prompts

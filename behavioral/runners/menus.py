@@ -440,10 +440,10 @@ def run_menu_study(
         raise InputError(f"unknown option order {order!r}: use one of {', '.join(ORDERS)}")
     chosen = [v for v in vignettes() if v.scenario in (scenarios or SCENARIOS) and v.tier in (tiers or TIERS)]
     jobs = [(v, f) for v in chosen for f in (framings or FRAMINGS)]
-    from tqdm import tqdm
+    from liedar._util.progress import progress as step_progress
 
     configs = []
-    for i, (vignette, key) in enumerate(tqdm(jobs, desc=f"menus ({mode})", disable=not progress)):
+    for i, (vignette, key) in enumerate(step_progress(jobs, desc=f"menus ({mode})", disable=not progress)):
         framing = FRAMINGS[key]
         presented = presentation_orders(SCENARIOS[vignette.scenario].menus(), order, np.random.default_rng([seed, i]))
         shown = [list(p) for p in presented]

@@ -23,10 +23,10 @@ PROTOCOL = (
 def negation_records(
     backend: Backend, pairs: Sequence[NegationPair], *, progress: bool = False
 ) -> list[NegationRecord]:
-    from tqdm.auto import tqdm
+    from liedar._util.progress import progress as step_progress
 
     out = []
-    for p in tqdm(pairs, desc="negation pairs", disable=not progress):
+    for p in step_progress(pairs, desc="negation pairs", disable=not progress):
         yes_q = ask_yes_no(backend, user_message(p.claim, p.claim.question), system=p.system).p_yes
         yes_not_q = ask_yes_no(backend, user_message(p.claim, p.claim.negated), system=p.system).p_yes
         out.append(NegationRecord(p.pair_id, p.group, yes_q, yes_not_q))

@@ -51,10 +51,10 @@ def ask_presentations(
     progress: bool = False,
 ) -> list[ObserverRecord]:
     """Every item under one seeded wording of every family."""
-    from tqdm.auto import tqdm
+    from liedar._util.progress import progress as step_progress
 
     records = []
-    for it in tqdm(items, desc="observer effect", disable=not progress):
+    for it in step_progress(items, desc="observer effect", disable=not progress):
         answers = []
         for fam in families:
             p = variant_for(it.item_id, fam, seed)

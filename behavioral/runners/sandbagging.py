@@ -44,11 +44,11 @@ def correctness(
 ) -> dict[str, bool]:
     """item id -> whether the model picked the right option under ``system`` (zero-shot
     letter protocol; the weight-noise runner re-scores with this at every noise level)."""
-    from tqdm.auto import tqdm
+    from liedar._util.progress import progress as step_progress
 
     return {
         it.item_id: ask_multiple_choice(backend, it.question, it.options, system=system).label == it.answer
-        for it in tqdm(items, desc=desc or "items", disable=not progress)
+        for it in step_progress(items, desc=desc or "items", disable=not progress)
     }
 
 

@@ -23,11 +23,11 @@ PROTOCOL = (
 def sycophancy_records(
     backend: Backend, items: Sequence[SycophancyItem], *, progress: bool = False
 ) -> list[SycophancyRecord]:
-    from tqdm.auto import tqdm
+    from liedar._util.progress import progress as step_progress
 
     neutral: dict[str, str] = {}
     out = []
-    for it in tqdm(items, desc="sycophancy items", disable=not progress):
+    for it in step_progress(items, desc="sycophancy items", disable=not progress):
         c = it.claim
         if c.claim_id not in neutral:
             neutral[c.claim_id] = ask_yes_no(backend, user_message(c, c.question), system=SYSTEM).answer

@@ -60,10 +60,10 @@ def ask_verbalized(
 ) -> tuple[list[VerbalizedRecord], list[ObserverRecord]]:
     """Every item under one seeded wording of every family: a greedy free answer (graded),
     and with ``observer`` the cloze choice on the same wording."""
-    from tqdm.auto import tqdm
+    from liedar._util.progress import progress as step_progress
 
     records, obs_records = [], []
-    for it in tqdm(items, desc="verbalized awareness", disable=not progress):
+    for it in step_progress(items, desc="verbalized awareness", disable=not progress):
         answers, obs = [], []
         for fam in families:
             p = variant_for(it.item_id, fam, seed)

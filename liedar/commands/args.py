@@ -75,20 +75,54 @@ def refuse_overwrite(outputs: Sequence[Optional[Path]], inputs: Sequence[Optiona
 # ---- shared argument groups ------------------------------------------------------------
 
 
+SERVED_PREFIX = "openai:"
+SERVED_COMMANDS = "`liedar behavioral INSTRUMENT` (the black-box instruments, see `liedar behavioral --help`)"
+
+
+def local_model(command: str) -> Callable[[str], str]:
+    """An argparse ``type=`` for ``--model`` in a command that reads hidden states.
+
+    Why at parse time: a served model (``openai:MODEL``) answers with text and
+    log-probabilities, never hidden states, so a white-box command cannot use it; refusing
+    while parsing means no model loads, no server is asked and no file is written first.
+    """
+
+    def check(text: str) -> str:
+        if str(text).startswith(SERVED_PREFIX):
+            raise argparse.ArgumentTypeError(
+                f"{text} is a served model: a server returns text and log-probabilities, not the hidden states "
+                f"`liedar {command}` reads; give a local model (smollm2-135m, gemma3-270m, a .gguf file or an HF "
+                f"folder), or use a served model with {SERVED_COMMANDS}"
+            )
+        return text
+
+    return check
+
+
 def add_model_arguments(
     p: argparse.ArgumentParser,
     *,
     default: Optional[str] = DEFAULT_MODEL,
     backends: Sequence[str] = LOCAL_BACKENDS,
     backend_help: str = "",
+    hidden_states_for: Optional[str] = None,
 ) -> None:
-    """``--model``, ``--backend`` and ``--threads``, the same in every command."""
+    """``--model``, ``--backend`` and ``--threads``, the same in every command.
+
+    ``hidden_states_for`` names a command that reads hidden states (``"extract"``,
+    ``"probe train"``, ...): its ``--model`` then refuses a served model at parse time
+    (`local_model`).
+    """
+    kind = {"type": local_model(hidden_states_for)} if hidden_states_for else {}
     if default is None:
         p.add_argument(
-            "--model", required=True, help="built-in name (smollm2-135m, gemma3-270m), .gguf file or HF folder"
+            "--model",
+            required=True,
+            help="built-in name (smollm2-135m, gemma3-270m), .gguf file or HF folder",
+            **kind,
         )
     else:
-        p.add_argument("--model", default=default, help=f"model name or path (default {default})")
+        p.add_argument("--model", default=default, help=f"model name or path (default {default})", **kind)
     p.add_argument(
         "--backend",
         default=backends[0],

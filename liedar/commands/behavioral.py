@@ -18,6 +18,7 @@ atomically. Examples::
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any, Optional
 
 from liedar._util.atomic import write_json_atomic
@@ -60,7 +61,12 @@ def run(args: argparse.Namespace) -> int:
     inst: Instrument = args.instrument
     options = inst.options(args)
     refuse_overwrite([args.output], inst.inputs(options))
-    items = inst.items(limit=getattr(args, "limit", None), seed=args.seed, **options)
+    limit = getattr(args, "limit", None)
+    items = inst.items(limit=limit, seed=args.seed, **options)
+    if limit is not None and len(items) < limit:
+        # a limit past the bank's size means "all of it": said, so a run is not read as N items
+        print(f"liedar: note: the limit {limit} is more than the {len(items)} items the bank holds; "
+              f"asking all {len(items)}", file=sys.stderr)  # fmt: skip
     backend: Optional[Backend] = None
     meta: dict[str, Any] = {"instrument": inst.name}
     if inst.needs_model:

@@ -28,7 +28,7 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
         "and the behavioural instruments on one model, then write OUTPUT/index.html, report.md, "
         "report.json and figures/. Each step is cached in OUTPUT/results/: re-running resumes.",
     )
-    add_model_arguments(p, backend_help="weight noise needs transformers")
+    add_model_arguments(p, backend_help="weight noise needs transformers", hidden_states_for="demo")
     p.add_argument(
         "--quick",
         action="store_true",
@@ -48,8 +48,16 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from liedar.errors import InputError
     from liedar.pipeline.demo import DemoConfig, run_demo
 
+    if args.quick and args.datasets is not None:
+        # quick mode samples no external statements (tiu_per_topic=0), so the folder would be
+        # recorded as used without one line of it read
+        raise InputError(
+            f"--quick probes only the built-in statement sets and never reads --datasets {args.datasets}; "
+            "drop --quick to probe on it, or drop --datasets"
+        )
     config = DemoConfig(
         args.model, args.backend, args.quick, args.datasets, args.output, args.seed, args.threads, args.call_cache
     )

@@ -30,7 +30,7 @@ def register(subparsers) -> None:
         description="Run a model over a statement,label CSV or a JSONL file and save the hidden states "
         "at the chosen layers (0 = embeddings, i = block i, n+1 = final norm).",
     )
-    add_model_arguments(p, default=None)
+    add_model_arguments(p, default=None, hidden_states_for="extract")
     p.add_argument(
         "--data", required=True, help="statement,label CSV (extra columns ignored), JSONL, or a built-in set"
     )

@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     resolved = {Path(p).resolve() for p in args.logs}
     if out.resolve() in resolved:
         raise InputError(f"--output {out} is one of the logs; give another folder")
+    _refuse_repeats([Path(p) for p in args.logs])
     result = run_detectors(build_records(read_logs(args.logs)), seed=args.seed)
     write_json_atomic(out / "from_inspect.json", result)
     page = markdown(result)
@@ -44,6 +45,24 @@ def run(args: argparse.Namespace) -> int:
     print(page, end="")
     print(f"wrote {out / 'from_inspect.json'} and {out / 'report.md'}")
     return 0
+
+
+def _refuse_repeats(logs: "list[Path]") -> None:
+    """One log given twice (by two paths or as a byte-identical copy) is refused, not merged:
+    its samples would count twice and narrow every interval the detectors report."""
+    import hashlib
+
+    from liedar.errors import InputError
+
+    seen: dict[str, Path] = {}
+    for log in logs:
+        try:
+            key = hashlib.sha256(log.read_bytes()).hexdigest() if log.is_file() else str(log.resolve())
+        except OSError:
+            continue  # unreadable: read_logs names it
+        first = seen.setdefault(key, log)
+        if first is not log:
+            raise InputError(f"{log} is the same log as {first} (identical content); give each inspect log once")
 
 
 def main(argv: "list[str] | None" = None) -> int:

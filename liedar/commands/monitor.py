@@ -131,7 +131,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    add_model_arguments(p, default=None)
+    add_model_arguments(p, default=None, hidden_states_for=p.prog.removeprefix("liedar "))
     p.add_argument("--probe", type=input_file, required=True, help="probe file saved by `liedar probe train` (.npz)")
     p.add_argument(
         "--aggregate", choices=("mean", "max", "last"), default="mean", help="pool token scores (default mean)"
@@ -143,9 +143,25 @@ def _load_monitor(args: argparse.Namespace, threshold: Optional[float] = None):
     from liedar.probes.io import load_probe
     from liedar.probes.monitor import HonestyMonitor
 
-    load_probe(args.probe)  # a damaged probe file is refused before seconds go into loading the model
+    _, meta = load_probe(args.probe)  # a damaged probe file is refused before seconds go into loading the model
+    _refuse_other_builtin(args.probe, meta.model_name, args.model)
     backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
     return HonestyMonitor.from_file(backend, args.probe, aggregate=args.aggregate, threshold=threshold)
+
+
+def _refuse_other_builtin(probe: Path, trained_on: str, model: str) -> None:
+    """A probe for one built-in model given with another built-in is refused before the
+    model loads (the fingerprint check after loading would catch it too, but only after
+    the backend's own log lines and seconds of loading)."""
+    from liedar.errors import IncompatibleError
+    from liedar.models.registry import BUILTIN
+
+    base = str(model).split(":", 1)[0]  # an organism (smollm2-135m:NAME) keeps its base model's probes
+    if trained_on in BUILTIN and base in BUILTIN and base != trained_on:
+        raise IncompatibleError(
+            f"{probe} was trained on {trained_on}, not {base}: give --model {trained_on}, or train a probe "
+            f"for {base} with `liedar probe train --model {base}`"
+        )
 
 
 class ThresholdValue(float):
@@ -250,11 +266,11 @@ def render_marked(result: Any, colour: bool) -> str:
 
 def _score_recorded(monitor: Any, items: Sequence[Any], desc: str) -> list[Any]:
     """MonitorResults of recorded transcripts (prompt + response, or a dialogue's detect turns)."""
-    from tqdm.auto import tqdm
+    from liedar._util.progress import progress
 
     return [
         monitor.score_dialogue(t.prompt) if t.response is None else monitor.score_transcript(t.prompt, t.response)
-        for t in tqdm(items, desc=desc, leave=False)
+        for t in progress(items, desc=desc, unit="transcript", leave=False)
     ]
 
 

@@ -47,7 +47,7 @@ are dropped with a note."""
 
 
 def _common(p: argparse.ArgumentParser, output_kind: str, recipe_defaults: bool = False) -> None:
-    add_model_arguments(p)
+    add_model_arguments(p, hidden_states_for=p.prog.removeprefix("liedar "))
     p.add_argument(
         "--data",
         nargs="+",

@@ -40,11 +40,18 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+
     from liedar.report.build import build_report
     from liedar.report.render import write_report
+    from liedar.report.store import missing_steps
 
     results = args.results if isinstance(args.results, list) else [args.results]
     dirs = [Path(r) for r in results]
+    for d in dirs:
+        for name in missing_steps(d):
+            print(f"liedar: warning: {d}: step {name!r} is listed in run.json but its result file is missing; "
+                  "its row says so and its category reads not measured", file=sys.stderr)  # fmt: skip
     out = Path(args.output) if args.output is not None else dirs[0].resolve().parent
     paths = write_report(build_report(dirs), out)
     print(f"report written: {paths['html']} (also {paths['markdown'].name}, {paths['json'].name}, figures/)")

@@ -12,8 +12,8 @@ import json
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
+from liedar._util.progress import progress
 from liedar.behavioral.instrument import Instrument
 from liedar.behavioral.registry import instruments
 from liedar.pipeline.context import DemoContext, Step, StepUnavailable
@@ -153,7 +153,9 @@ def run_monitor(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     keep_groups = set(sorted(set(groups))[: sz["roleplay_scenarios"]])  # both answers of each scenario kept
     idx = [i for i, g in enumerate(groups) if g in keep_groups]
     dialogues, labels, groups = [dialogues[i] for i in idx], [labels[i] for i in idx], [groups[i] for i in idx]
-    scored = [mon.score_dialogue(d) for d in tqdm(dialogues, desc="monitor: role-play", leave=False)]
+    scored = [
+        mon.score_dialogue(d) for d in progress(dialogues, desc="monitor: role-play", unit="dialogue", leave=False)
+    ]
     rp_scores = np.array([r.score for r in scored])
     # a few transcripts of each kind, token by token, for the report's coloured-text view
     transcripts = [
@@ -165,7 +167,7 @@ def run_monitor(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     rp_auroc = auroc(rp_scores, y, groups=groups, seed=ctx.config.seed)
     generations = []
     scenarios = list(SCENARIOS)[: sz["monitor_generations"]]
-    for sc in tqdm(scenarios, desc="monitor: generating", leave=False):
+    for sc in progress(scenarios, desc="monitor: generating", unit="scenario", leave=False):
         prompt = Dialogue.of(Message("system", sc.setup), Message("user", sc.question))
         res = mon.generate(prompt, max_tokens=sz["monitor_tokens"], seed=ctx.config.seed)
         transcripts.append({**res.to_dict(), "label": "generation", "source": sc.name})
@@ -223,7 +225,7 @@ def run_cross_check(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
         bank[i] for i in sorted(rng.choice(len(bank), min(ctx.sizes["crosscheck_items"], len(bank)), replace=False))
     ]
     beh, dialogues, records = [], [], []
-    for item in tqdm(items, desc="cross-check: asking", leave=False):
+    for item in progress(items, desc="cross-check: asking", unit="item", leave=False):
         honest = ask_multiple_choice(lm, item.question, item.options, system=HONEST_SYSTEM, chat=True)
         bag = ask_multiple_choice(lm, item.question, item.options, system=SANDBAG_SYSTEM, chat=True)
         knows, wrong = honest.label == item.answer, bag.label != item.answer

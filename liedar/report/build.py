@@ -62,6 +62,12 @@ def build_report(results: Union[PathLike, Sequence[PathLike]]) -> Report:
     dirs = [Path(results)] if isinstance(results, (str, Path)) else [Path(r) for r in results]
     if not dirs:
         raise InputError("no results directory given: pass --from DIR (once per run)")
+    seen: dict[Path, Path] = {}
+    for d in dirs:
+        first = seen.setdefault(d.resolve(), d)
+        if first is not d:
+            # refused, not merged: counting one run twice would double its columns and mislead a reader
+            raise InputError(f"--from {d} names the same run as --from {first}; give each run once")
     if len(dirs) == 1:
         return assemble(*load_results(dirs[0]))
     reports = [(run_label(d), assemble(*load_results(d))) for d in dirs]

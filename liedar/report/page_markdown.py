@@ -7,14 +7,27 @@ Markdown has no colour and no collapsing, so every tag is written out as
 
 from __future__ import annotations
 
+import html
+
 from liedar.report.document import Block, Bullets, Cell, CellLike, Details, Figure, Heading, Para, Row, Table, Tokens
 
 _MARK = {"caution": "⚠ ", "info": "ℹ ", "muted": "", "lead": "", "": ""}
 _WORD_MARK = {"flagged": "🔴 ", "clear": "🟢 ", "cannot": "🟠 ", "absent": "⚪ "}
 
 
+def _md(text: str) -> str:
+    """Text from the run (model names, labels, transcripts) with HTML markup neutralised.
+
+    Why: most Markdown renderers pass raw HTML through, so a model name holding
+    ``<script>`` or ``<img onerror=...>`` would run in a reader's viewer; index.html escapes
+    the same strings. ``&`` is escaped too, so an entity in the data shows as typed.
+    """
+    return html.escape(str(text), quote=False)
+
+
 def _esc(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """A table cell: markup neutralised, pipes escaped, on one line."""
+    return _md(text).replace("|", "\\|").replace("\n", " ")
 
 
 def _cell(c: CellLike) -> str:
@@ -35,12 +48,12 @@ def _tokens(b: Tokens) -> str:
     toks = []
     for i, (text, score) in enumerate(t.tokens):
         mark = "**" if i in flagged else ""
-        toks.append(f"{mark}{text}⟨{score:.3f}⟩{mark}")
+        toks.append(f"{mark}{_md(text)}⟨{score:.3f}⟩{mark}")
     sentences = "; ".join(
         f"tokens {s.first_token}–{s.last_token}: {s.score:.3f}{' flagged' if s.flagged else ''}" for s in t.sentences
     )
     return (
-        f"*{b.title}* (threshold {t.threshold:.3f}; colour scale from −{b.scale:.2f} to +{b.scale:.2f} around it; "
+        f"*{_md(b.title)}* (threshold {t.threshold:.3f}; colour scale from −{b.scale:.2f} to +{b.scale:.2f} around it; "
         "flagged sentences in bold)\n\n"
         f"> {''.join(toks).replace(chr(10), ' ')}\n\n" + (f"Sentence scores: {sentences}\n" if sentences else "")
     )
@@ -48,23 +61,23 @@ def _tokens(b: Tokens) -> str:
 
 def _block(b: Block, figure_paths: dict[str, str]) -> str:
     if isinstance(b, Heading):
-        return f"{'#' * b.level} {b.text}\n"
+        return f"{'#' * b.level} {_md(b.text)}\n"
     if isinstance(b, Para):
-        return (f"*{b.text}*" if b.style == "muted" else _MARK[b.style] + b.text) + "\n"
+        return (f"*{_md(b.text)}*" if b.style == "muted" else _MARK[b.style] + _md(b.text)) + "\n"
     if isinstance(b, Bullets):
-        return "\n".join(f"- {_MARK.get(style, '')}{text}" for style, text in b.items) + "\n"
+        return "\n".join(f"- {_MARK.get(style, '')}{_md(text)}" for style, text in b.items) + "\n"
     if isinstance(b, Table):
         lines = ["| " + " | ".join(_esc(h) for h in b.header) + " |", "|" + "---|" * len(b.header)]
         lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in b.rows]
         if b.caption:
-            lines.append(f"\n*{b.caption}*")
+            lines.append(f"\n*{_md(b.caption)}*")
         return "\n".join(lines) + "\n"
     if isinstance(b, Figure):
-        return f"![{b.caption}]({figure_paths[b.key]})\n\n*{b.caption}*\n"
+        return f"![{_md(b.caption)}]({figure_paths[b.key]})\n\n*{_md(b.caption)}*\n"
     if isinstance(b, Row):
         return "\n".join(_block(x, figure_paths) for x in b.blocks)
     if isinstance(b, Details):
-        return f"**{b.summary}**\n\n" + "\n".join(_block(x, figure_paths) for x in b.blocks)
+        return f"**{_md(b.summary)}**\n\n" + "\n".join(_block(x, figure_paths) for x in b.blocks)
     if isinstance(b, Tokens):
         return _tokens(b)
     raise TypeError(f"unknown block {type(b).__name__}")

@@ -174,5 +174,36 @@ def load_results(results_dir: Path) -> tuple[dict[str, Any], list[StepResult]]:
         except InputError as exc:
             message = str(exc)
             raise InputError(message if str(path) in message else f"{path}: {message}; delete it and {fix}") from None
+    steps.extend(_missing_step(results_dir, run, steps, name) for name in missing_steps(results_dir, run))
     steps.sort(key=lambda s: order.get(s.name, len(order)))
     return run, steps
+
+
+def missing_steps(results_dir: Path, run: Optional[dict[str, Any]] = None) -> list[str]:
+    """Steps the run manifest names whose result file is not in the folder (deleted, or the
+    run was cut before writing it).
+
+    Why named: without this such a step vanished from the page (no row) and its category
+    read "not measured" as if the run had never planned it.
+    """
+    if run is None:
+        try:
+            run = _read_json(Path(results_dir) / RUN_FILE, "")
+        except InputError:
+            return []
+    names = run.get("steps", []) if isinstance(run, dict) else []
+    if not isinstance(names, list):
+        return []
+    return [n for n in names if isinstance(n, str) and not step_path(results_dir, n).is_file()]
+
+
+def _missing_step(results_dir: Path, run: dict[str, Any], found: list[StepResult], name: str) -> StepResult:
+    """A "not_run" row for a step whose file is missing, under the run's model, with the reason."""
+    model = next((s.model.get("name") for s in found if s.model.get("name")), None)
+    config = run.get("config") if isinstance(run.get("config"), dict) else {}
+    model = model or config.get("model") or "?"
+    reason = (
+        f"its result file {step_path(results_dir, name).name} is missing from {results_dir}; "
+        "re-run `liedar demo` with the same --output to recompute it"
+    )
+    return StepResult(name, "", "not_run", {"name": str(model)}, reason=reason)

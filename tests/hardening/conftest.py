@@ -29,7 +29,7 @@ def isolated_cache(tmp_path_factory, monkeypatch) -> Path:
 @pytest.fixture
 def no_model(monkeypatch):
     """Fail the test if any backend is constructed or a GGUF dequantized."""
-    from liedar.models import hf, llamacpp, registry
+    from liedar.models import hf, llamacpp, registry, served
 
     def refuse(*args, **kwargs):
         raise ModelLoaded("a model was loaded although the input was bad")
@@ -38,6 +38,7 @@ def no_model(monkeypatch):
     monkeypatch.setattr(llamacpp.LlamaCppBackend, "__init__", refuse)
     monkeypatch.setattr(registry, "dequantized_copy", refuse)
     monkeypatch.setattr(registry, "_gemma3_gguf", refuse)
+    monkeypatch.setattr(served.ServedBackend, "__init__", refuse)  # nor is a server asked
     return refuse
 
 

@@ -1157,6 +1157,56 @@ CASES: list[tuple[str, list[str], Extra]] = [
     ("organism-describe-unknown", ["organism", "describe", "no-such-organism"], {}),
     ("organism-describe-output-folder", ["organism", "describe", "no-such-organism", "--output", "adir"], {}),
     ("organism-list-threads-negative", ["organism", "list", "--threads=-1"], {}),
+    # ---- a served model where hidden states are needed (refused while parsing) ----------------
+    *[
+        (f"served-model-{'-'.join(argv[:2]) if argv[0] in ('probe', 'monitor') else argv[0]}", argv, {})
+        for argv in (
+            ["extract", "--model", "openai:x", "--data", "good.csv", "--layers", "6", "--output", "out"],
+            ["probe", "train", "--model", "openai:x", "--data", "good.csv", "--output", "p.npz"],
+            ["probe", "eval", "--model", "openai:x", "--data", "good.csv", "--output", "out"],
+            ["probe", "sweep", "--model", "openai:x", "--data", "good.csv", "--output", "out"],
+            ["monitor", "run", "--model", "openai:x", "--probe", "probe.npz", "Hi"],
+            [
+                "monitor",
+                "calibrate",
+                "--model",
+                "openai:x",
+                "--probe",
+                "probe.npz",
+                "--control",
+                "control.jsonl",
+                "--output",
+                "t.json",
+            ],
+            ["monitor", "audit", "--model", "openai:x", "--probe", "probe.npz", "--transcripts", "transcripts.jsonl"],
+            ["demo", "--model", "openai:x", "--output", "rep"],
+        )
+    ],  # fmt: skip
+    # ---- options that would be silently ignored ----------------------------------------------
+    ("demo-quick-with-datasets", ["demo", "--quick", "--datasets", "adir", "--output", "rep"], {}),
+    (
+        "behavioral-base-url-with-local-model",
+        ["behavioral", "menus", "--model", "smollm2-135m", "--base-url", "http://127.0.0.1:9/v1"],
+        {},
+    ),
+    ("report-same-run-twice", ["report", "--from", "results", "--from", "./results/", "--output", "rep"], {}),
+    ("from-inspect-same-log-twice", ["behavioral", "from-inspect", "good.jsonl", "good.jsonl", "--output", "o"], {}),
+    (
+        "from-inspect-log-copy",
+        ["behavioral", "from-inspect", "good.jsonl", "copy.jsonl", "--output", "o"],
+        {"copy.jsonl": lambda folder: (folder / "good.jsonl").read_bytes()},
+    ),
+    (
+        "monitor-probe-position-middle",
+        ["monitor", "run", "--model", "smollm2-135m", "--probe", "bad.npz", "Hi"],
+        {"bad.npz": _probe_variant(_header(_set(("metadata", "position"), "middle")))},
+    ),
+    ("monitor-probe-is-text", ["monitor", "run", "--model", "smollm2-135m", "--probe", "good.csv", "Hi"], {}),
+    (
+        "monitor-probe-for-another-builtin",
+        ["monitor", "run", "--model", "gemma3-270m", "--probe", "probe.npz", "Hi"],
+        {},
+    ),
     # ---- the top level -----------------------------------------------------------------------
     ("unknown-command", ["frobnicate"], {}),
     ("behavioral-unknown-instrument", ["behavioral", "astrology"], {}),

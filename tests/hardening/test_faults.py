@@ -476,19 +476,8 @@ def native(monkeypatch):
     return native
 
 
-def _target(native) -> Path:
-    import hashlib
-
-    from liedar.models.storage import cache_root
-
-    key = hashlib.sha256(native.SOURCE.read_bytes()).hexdigest()[:16]
-    return cache_root() / "native" / f"llamacpp_capture-{key}.so"
-
-
-@needs_cc
-def test_planted_library_is_never_loaded(native, tmp_path, capsys):
-    """A shared object whose constructor writes a marker, planted at the cache path (with and
-    without a forged record): loading must rebuild it, and the constructor must never run."""
+def _evil_library(tmp_path: Path, target: Path) -> Path:
+    """A shared object whose constructor writes a marker file: compiled to `target`."""
     marker = tmp_path / "PLANTED-RAN"
     src = tmp_path / "evil.c"
     src.write_text(
@@ -496,46 +485,57 @@ def test_planted_library_is_never_loaded(native, tmp_path, capsys):
         f'{{ FILE *f = fopen("{marker}", "w"); if (f) fclose(f); }}\n'
         "int liedar_eval_callback(void) { return 0; }\n"
     )
-    target = _target(native)
     target.parent.mkdir(parents=True, exist_ok=True)
-    os.chmod(target.parent, 0o700)
     subprocess.run(["cc", "-shared", "-fPIC", "-o", str(target), str(src)], check=True, capture_output=True)
-    lib = native.load_capture_library()
-    assert lib is not None and not marker.exists()
-    assert "failed verification" in capsys.readouterr().err
-    # a forged record with the wrong hash is no better
-    native._loaded.clear()
-    record = json.loads(target.with_suffix(".json").read_text())
-    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(target), str(src)], check=True, capture_output=True)
-    record["size"] = target.stat().st_size
+    return marker
+
+
+@needs_cc
+@pytest.mark.parametrize("installed", [True, False], ids=["with-the-installed-library", "without-it"])
+def test_a_library_planted_in_the_cache_is_never_loaded(native, tmp_path, monkeypatch, installed):
+    """The attack that a build record beside a cached library could not stop: a planted .so
+    at the cache path liedar once used, with a record forged to match it. liedar loads only
+    the library installed with the package, so the constructor never runs; without an
+    installed library it fails closed (Python callback, one warning), never to the cache."""
+    import hashlib
+
+    from liedar.models.storage import cache_root
+
+    key = hashlib.sha256(Path(native.__file__).with_name("llamacpp_capture.c").read_bytes()).hexdigest()
+    folder = cache_root() / "native"
+    target = folder / f"llamacpp_capture-{key[:16]}.so"
+    marker = _evil_library(tmp_path, target)
+    os.chmod(folder, 0o700)
+    digest = hashlib.sha256(target.read_bytes()).hexdigest()
+    record = {"source_sha256": key, "size": target.stat().st_size, "sha256": digest}
     target.with_suffix(".json").write_text(json.dumps(record))
-    assert native.load_capture_library() is not None and not marker.exists()
-
-
-@needs_cc
-def test_library_folder_writable_by_others(native, capsys):
-    target = _target(native)
-    assert native.load_capture_library() is not None
-    os.chmod(target.parent, 0o777)  # ours but too open: tightened, then used
-    native._loaded.clear()
-    assert native.load_capture_library() is not None
-    assert stat.S_IMODE(os.stat(target.parent).st_mode) == 0o700
-    if os.getuid() == 0:  # root can hand the folder to another user
-        os.chown(target.parent, 65534, 65534)
-        native._loaded.clear()
-        with pytest.warns(RuntimeWarning, match="another user"):
+    for other in ("_llamacpp_capture.so", f"_llamacpp_capture{native.importlib.machinery.EXTENSION_SUFFIXES[0]}"):
+        shutil.copy(target, folder / other)
+    monkeypatch.chdir(folder)  # not the working directory either
+    if installed:
+        if native.installed_library() is None:
+            pytest.skip("liedar was installed without its compiled callback")
+        lib = native.load_capture_library()
+        assert lib is not None and Path(lib._name) == native.installed_library()
+        assert Path(lib._name).parent == Path(native.__file__).resolve().parent
+    else:
+        monkeypatch.setattr(native, "installed_library", lambda: None)
+        with pytest.warns(RuntimeWarning, match="installed without its compiled capture callback.*reinstall"):
             assert native.load_capture_library() is None
-        os.chown(target.parent, 0, 0)
+    assert not marker.exists(), "the planted library's constructor ran"
 
 
 @needs_cc
-def test_library_writable_by_others_is_rebuilt(native):
-    target = _target(native)
-    assert native.load_capture_library() is not None
-    os.chmod(target, 0o666)
-    native._loaded.clear()
-    assert native.load_capture_library() is not None
-    assert not stat.S_IMODE(os.stat(target).st_mode) & 0o022
+@pytest.mark.parametrize("what", ["file", "folder"])
+def test_an_installed_library_writable_by_others_is_not_loaded(native, tmp_path, monkeypatch, what):
+    folder = tmp_path / "site"
+    marker = _evil_library(tmp_path, folder / "_llamacpp_capture.so")
+    os.chmod(folder, 0o777 if what == "folder" else 0o755)
+    os.chmod(folder / "_llamacpp_capture.so", 0o666 if what == "file" else 0o755)
+    monkeypatch.setattr(native, "installed_library", lambda: folder / "_llamacpp_capture.so")
+    with pytest.warns(RuntimeWarning, match="can be written by other users"):
+        assert native.load_capture_library() is None
+    assert not marker.exists()
 
 
 # ---- the monitor fails closed ------------------------------------------------------------------

@@ -64,6 +64,13 @@ def test_every_module_and_data_file_is_in_the_wheel(wheel: zipfile.ZipFile) -> N
     assert "liedar/models/llamacpp_capture.c" in names and "liedar/report/report.schema.json" in names
 
 
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler: the capture callback is optional")
+def test_the_capture_callback_is_compiled_into_the_wheel(wheel: zipfile.ZipFile) -> None:
+    """Native code ships inside the package like any compiled wheel, never built at run time."""
+    built = [n for n in wheel.namelist() if n.startswith("liedar/models/_llamacpp_capture") and n.endswith(".so")]
+    assert len(built) == 1, wheel.namelist()
+
+
 def test_core_requirements_are_light(wheel: zipfile.ZipFile) -> None:
     """`pip install liedar` (no extras) must not pull torch, transformers or llama.cpp."""
     meta = wheel.read(next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))).decode()

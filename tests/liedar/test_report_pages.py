@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from report_fixtures import MODEL, ORGANISM, ORGANISM_RESULTS, SAVED_RESULTS
 
+from liedar.errors import InputError
 from liedar.report.build import build_report
 from liedar.report.document import run_differences
 from liedar.report.page_html import token_colour
@@ -100,10 +101,9 @@ def test_one_verdict_column_per_model_and_the_header_names_the_differences(
     diff = run_differences(report.config["runs"])
     assert any(d.startswith("quick:") for d in diff) and any(d.startswith("sizes.mcq_items:") for d in diff)
     assert "not directly comparable" in pages["markdown"] and "sizes.mcq_items" in pages["markdown"]
-    # the same run twice: no difference to report
-    same = build_report([SAVED_RESULTS, SAVED_RESULTS])
-    assert run_differences(same.config["runs"]) == []
-    assert [mr.model["name"] for mr in same.models] == [f"{MODEL['name']} (data #1)", f"{MODEL['name']} (data #2)"]
+    # the same run twice is refused (it would show one run as two columns), by any spelling of its path
+    with pytest.raises(InputError, match="same run"):
+        build_report([SAVED_RESULTS, SAVED_RESULTS / ".." / SAVED_RESULTS.name])
 
 
 def test_multi_model_figures_and_transfer_row(multi: tuple[Report, dict[str, str]]) -> None:
