@@ -83,9 +83,9 @@ def attach_llamacpp(backend, adapter_dir: Path, *, name: Optional[str] = None):
     digest = adapter.content_hash()
     # the export is derived data: it lives in the cache (never beside a shipped adapter in the
     # repository), keyed by the adapter's content hash, written atomically
-    from liedar.models.adapters import organisms_root
+    from liedar.models.storage import cache_root
 
-    target = organisms_root() / "gguf-lora" / f"adapter-{digest[:24]}.gguf"
+    target = Path(cache_root()) / "organisms" / "gguf-lora" / f"adapter-{digest[:24]}.gguf"
     target.parent.mkdir(parents=True, exist_ok=True)
     if not target.is_file():
         export_gguf_lora(adapter, dict(backend.llm.metadata), target)

@@ -25,7 +25,7 @@ menu), which is what made the K = 20 study hours long.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -257,7 +257,7 @@ def _decode_restore_llamacpp(
     for rng in rngs:
         lib.llama_memory_seq_rm(lib.llama_get_memory(backend._ctx), 0, n_prompt, -1)
         backend._n_past = n_prompt
-        logits: Optional[np.ndarray] = logits0
+        logits: np.ndarray = logits0
         out: list[int] = []
         for index in range(budget):
             token = _sample(logits, temperature, rng)

@@ -81,7 +81,7 @@ def minimal_pairs(statements: Sequence[str], labels: Sequence[int], chunk: int =
     n = len(statements)
     if len(labels) != n:
         raise InputError(f"{n} statements but {len(labels)} labels: give one label per statement")
-    labels = np.asarray(labels, dtype=int)
+    label_array = np.asarray(labels, dtype=int)
     sets = [words(s) for s in statements]
     vocab: dict[str, int] = {}
     rows, cols = [], []
@@ -100,7 +100,7 @@ def minimal_pairs(statements: Sequence[str], labels: Sequence[int], chunk: int =
         different = size_i + sizes[None, :] - 2 * shared
         longer = np.maximum(size_i, sizes[None, :])
         ok = (different <= MAX_DIFFERENT_WORDS) & (shared >= MIN_SHARED_SHARE * longer)
-        ok &= labels[start : start + chunk, None] != labels[None, :]
+        ok &= label_array[start : start + chunk, None] != label_array[None, :]
         ii, jj = np.nonzero(ok)
         ii = ii + start
         keep = ii < jj

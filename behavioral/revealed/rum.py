@@ -211,8 +211,8 @@ def rum_exact_law(
     if len(menus) == 0 or len(menus) != len(probabilities):
         raise InputError(f"{len(menus)} menus and {len(probabilities)} probability rows: give one row per menu")
     by_set: dict[frozenset[str], tuple[tuple[str, ...], np.ndarray]] = {}
-    for i, (menu, row) in enumerate(zip(menus, probabilities)):
-        menu, row = tuple(menu), np.asarray(row, dtype=float)
+    for i, (menu_given, row_given) in enumerate(zip(menus, probabilities)):
+        menu, row = tuple(menu_given), np.asarray(row_given, dtype=float)
         if len(menu) < 2 or len(set(menu)) != len(menu) or row.shape != (len(menu),):
             raise InputError(f"menu {i}: give at least two distinct actions and one probability per action")
         if (row < 0).any() or not np.isclose(row.sum(), 1.0, atol=1e-6):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Callable, Iterable, NoReturn, Optional, Sequence
+from typing import Any, Callable, Iterable, NoReturn, Optional, Sequence
 
 from liedar._util.argtypes import (  # noqa: F401  (the shared value types, re-exported for command modules)
     ALL_LAYERS,
@@ -113,7 +113,7 @@ def add_model_arguments(
     ``"probe train"``, ...): its ``--model`` then refuses a served model at parse time
     (`local_model`).
     """
-    kind = {"type": local_model(hidden_states_for)} if hidden_states_for else {}
+    kind: dict[str, Any] = {"type": local_model(hidden_states_for)} if hidden_states_for else {}
     if default is None:
         p.add_argument(
             "--model",

@@ -69,15 +69,15 @@ def run(args: argparse.Namespace) -> int:
 
     build = () if args.no_build or args.build is None else args.build
     config = ValidateConfig(
-        args.model,
-        args.backend,
-        args.output,
-        args.quick,
-        args.seed,
-        args.threads,
-        args.organisms,
-        build,
-        args.call_cache,
+        model=args.model,
+        backend=args.backend,
+        output=args.output,
+        quick=args.quick,
+        seed=args.seed,
+        threads=args.threads,
+        organisms=args.organisms,
+        build=build,
+        call_cache=args.call_cache,
     )
     out = validate(config)
     print(format_table(out.matrix))

@@ -72,7 +72,7 @@ class Recipe:
     targets: tuple[str, ...]  # detector ids this organism is ground truth for
     family: dict[str, tuple[str, ...]]  # trigger/framing wordings: trained and held-out
     make_split: Callable[..., Split]  # (seed) -> Split, or (seed, base backend) when `needs_base`
-    measure: Callable[[Any, Split], Measured]
+    measure: Callable[..., Measured]  # (backend, split, progress=False) -> Measured
     seed: int = 0
     hyper: dict[str, Any] = field(default_factory=dict)  # train_lora keyword arguments
     version: int = 1  # bump when the recipe's meaning changes without its data changing

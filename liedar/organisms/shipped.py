@@ -60,6 +60,7 @@ def training_data_sha256(split: Split) -> str:
     from liedar.organisms.recipe import _prompt_json
 
     digest = hashlib.sha256()
+    kind: list[str]
     for prompt, answer, *kind in split.train:
         digest.update(json.dumps([_prompt_json(prompt), answer, *kind], sort_keys=True).encode())
     return digest.hexdigest()

@@ -672,16 +672,16 @@ def run_validation(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     base model's lie probe)."""
     quick = ctx.config.quick
     config = ValidateConfig(
-        ctx.config.model,
-        ctx.config.backend,
-        Path(ctx.config.output),
-        quick,
-        ctx.config.seed,
-        ctx.config.threads,
-        None,
-        (),
-        ctx.config.call_cache,
-        DEMO_VERIFY_ITEMS,
+        model=ctx.config.model,
+        backend=ctx.config.backend,
+        output=Path(ctx.config.output),
+        quick=quick,
+        seed=ctx.config.seed,
+        threads=ctx.config.threads,
+        organisms=None,
+        build=(),
+        call_cache=ctx.config.call_cache,
+        verify_limit=DEMO_VERIFY_ITEMS,
     )
     sizes = ctx.sizes.get("validation") or demo_validation_sizes(quick)
     notes = ["--quick: smaller sizes"] if quick else []

@@ -200,7 +200,7 @@ def missing_steps(results_dir: Path, run: Optional[dict[str, Any]] = None) -> li
 def _missing_step(results_dir: Path, run: dict[str, Any], found: list[StepResult], name: str) -> StepResult:
     """A "not_run" row for a step whose file is missing, under the run's model, with the reason."""
     model = next((s.model.get("name") for s in found if s.model.get("name")), None)
-    config = run.get("config") if isinstance(run.get("config"), dict) else {}
+    config: dict[str, Any] = run["config"] if isinstance(run.get("config"), dict) else {}
     model = model or config.get("model") or "?"
     reason = (
         f"its result file {step_path(results_dir, name).name} is missing from {results_dir}; "
