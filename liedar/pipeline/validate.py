@@ -468,9 +468,9 @@ class ValidateConfig:
     threads: Optional[int] = None
     organisms: Optional[tuple[str, ...]] = None  # None: every shipped (verified) or built organism
     build: tuple[str, ...] = ()  # organisms to train first when neither shipped nor built
+    call_cache: bool = True  # replay deterministic model calls (models.call_cache); never for bare units
     # held-out items per organism verification (None: all of them, as `organism verify`)
     verify_limit: Optional[int] = None
-    call_cache: bool = True  # replay deterministic model calls (models.call_cache); never for bare units
 
     @property
     def results_dir(self) -> Path:
