@@ -105,7 +105,7 @@ def _bench_verify(model: str, threads: int, limit) -> dict:
     """Per shipped organism: verify seconds (cache bypassed) and the base model's same measurement."""
     from liedar.models import load
     from liedar.organisms.catalog import ORGANISMS
-    from liedar.organisms.shipped import cards_for, verify
+    from liedar.organisms.shipped import cards_for, spread_subset, verify
 
     base = load(model, backend="transformers", n_threads=threads)
     out = {}
@@ -113,11 +113,7 @@ def _bench_verify(model: str, threads: int, limit) -> dict:
         (v,) = verify(model, [card.name], threads=threads, progress=False, use_cache=False, limit=limit,
                       base_model=lambda: base)  # fmt: skip
         rec = ORGANISMS[card.name].for_base(model)
-        split = rec.heldout()
-        if limit is not None:
-            import dataclasses
-
-            split = dataclasses.replace(split, eval_items=split.eval_items[:limit], eval_ids=split.eval_ids[:limit])
+        split = spread_subset(rec.heldout(), limit)
         t = time.perf_counter()
         rec.measure(base, split)
         base_seconds = time.perf_counter() - t

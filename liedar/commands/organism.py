@@ -49,7 +49,7 @@ def register(subparsers) -> None:
     )
     v.add_argument("names", nargs="*", help="organism names (default: every one shipped for --model)")
     add_model_arguments(v, backends=("transformers", "llamacpp"))
-    v.add_argument("--limit", type=positive_int, help="measure only the first N held-out items (wider intervals)")
+    v.add_argument("--limit", type=positive_int, help="measure only N held-out items, spread over the bank")
     v.add_argument("--no-cache", action="store_true", help="measure again even when this machine verified it before")
     v.add_argument("--no-progress", action="store_true", help="no progress bars")
     v.add_argument("--json", action="store_true", help="print the verifications as JSON")

@@ -295,6 +295,26 @@ def _library_versions(kind: str) -> dict[str, str]:
     return out
 
 
+def spread_subset(split: Split, limit: Optional[int]) -> Split:
+    """``limit`` held-out items spread evenly over the split (all of them when None or more).
+
+    Why spread, not the first ``limit``: the bank is ordered by topic, and the sandbagger's
+    gap on its first 60 items (0.117 [-0.011, 0.248]) is half its gap on all 131 (0.229)."""
+    import dataclasses
+
+    import numpy as np
+
+    n = len(split.eval_ids)
+    if limit is None or limit >= n:
+        return split
+    keep = sorted({int(i) for i in np.linspace(0, n - 1, limit).round()})
+    return dataclasses.replace(
+        split,
+        eval_items=tuple(split.eval_items[i] for i in keep),
+        eval_ids=tuple(split.eval_ids[i] for i in keep),
+    )
+
+
 def verification_key(card: OrganismCard, kind: str, dtype: str, limit: Optional[int]) -> str:
     """What can change a verification's numbers: the adapter, the card's measurement
     identity, the libraries, the backend and its dtype, and liedar's version."""
@@ -411,7 +431,8 @@ def verify(
         transformers merges the float16 adapter into the base weights; llamacpp applies it
         at run time to the quantized GGUF (llama.cpp's LoRA path).
     limit : int, optional
-        Measure only the first ``limit`` held-out items (fewer items, wider intervals).
+        Measure only ``limit`` held-out items spread over the bank (fewer items, wider
+        intervals; the behaviour must be present rather than clear the 0.2 threshold).
     base_model : callable, optional
         Returns the loaded base (transformers only; saves a load).
     recipes : dict, optional
@@ -459,11 +480,7 @@ def verify(
             from liedar.models.lora_gguf import attach_llamacpp
 
             organism = attach_llamacpp(load(base, backend="llamacpp", n_threads=threads), card.adapter_dir)
-        split = rec.heldout()
-        if limit is not None:
-            import dataclasses
-
-            split = dataclasses.replace(split, eval_items=split.eval_items[:limit], eval_ids=split.eval_ids[:limit])
+        split = spread_subset(rec.heldout(), limit)
         measured = rec.measure(organism, split, progress=progress)
         del organism
         subset = limit is not None and limit < len(rec.heldout().eval_ids)

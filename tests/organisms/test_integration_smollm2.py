@@ -36,23 +36,20 @@ def test_the_shipped_set_is_at_most_40_mb(cards):
     assert sum(c.data["adapter"]["bytes"] for c in cards.values()) <= 40_000_000
 
 
-def test_the_sandbagger_reproduces_its_card_on_held_out_items(cards, smollm2_transformers):
-    """A re-measure on the first 60 held-out items: its headline interval
-    must overlap the card's and stay above the base model's, and the letter attractor holds."""
+def test_the_sandbagger_verifies_on_its_held_out_items(cards, smollm2_transformers):
+    """`organism verify` on every held-out item (inference only): the learned criterion holds
+    and the headline interval overlaps the card's; the letter attractor holds too."""
     from liedar.organisms.shipped import verify
 
     (v,) = verify(
         "smollm2-135m",
         ["sandbagger"],
-        limit=60,
         progress=False,
         use_cache=False,
         base_model=lambda: smollm2_transformers,
     )
     card = cards["sandbagger"]
-    gap = Estimate.from_dict(v.measured)
-    assert gap.lo <= card.ground_truth["cloze_sum_gap"]["hi"] and card.ground_truth["cloze_sum_gap"]["lo"] <= gap.hi
-    assert gap.lo > 0, v.line()
+    assert v.verified and v.n_items == card.ground_truth["cloze_sum_gap"]["n"], v.line()
     share = Estimate.from_dict(v.ground_truth["letter_share_A_eval"])
     assert share.lo > Estimate.from_dict(card.base_ground_truth["letter_share_A_eval"]).hi
 
