@@ -318,3 +318,56 @@ def test_inspect_log_structure(f, inspect_log, edits, top):
     path = f.with_suffix(".json")
     path.write_text(json.dumps(log))
     _inspect_pipeline(path)
+
+
+# ---- organism cards (models.cards.read_card): the shipped ground truth ------------------------
+
+_CARD = Path(__file__).resolve().parents[2] / "zoo" / "smollm2-135m" / "sycophant" / "card.json"
+
+
+def _card_folder(tmp_path: Path, data: bytes) -> Path:
+    folder = tmp_path / "card"
+    folder.mkdir(exist_ok=True)
+    (folder / "card.json").write_bytes(data)
+    return folder
+
+
+def _read_card_or_liedar_error(folder: Path) -> None:
+    from liedar.models.cards import read_card
+
+    try:
+        card = read_card(folder)
+    except LiedarError:
+        return
+    assert card.headline in card.ground_truth  # accepted only when well formed
+
+
+@pytest.mark.skipif(not _CARD.is_file(), reason="no shipped card in zoo/ to mutate")
+@FUZZ
+@given(cut=st.integers(0, 64), flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=6))
+def test_organism_card_mutated_bytes(tmp_path, cut, flips):
+    _read_card_or_liedar_error(_card_folder(tmp_path, _mutate(_CARD.read_bytes(), cut, flips)))
+
+
+@pytest.mark.skipif(not _CARD.is_file(), reason="no shipped card in zoo/ to mutate")
+@FUZZ
+@given(path=st.lists(st.sampled_from(["base", "adapter", "recipe", "build", "ground_truth", "headline", "learned",
+                                      "sycophancy_gap", "value", "lo", "n", "fingerprint", "sha256", "bytes"]),
+                     min_size=1, max_size=3),
+       value=json_values)  # fmt: skip
+def test_organism_card_with_a_field_replaced(tmp_path, path, value):
+    data = json.loads(_CARD.read_text())
+    node = data
+    for key in path[:-1]:
+        if not isinstance(node, dict):
+            break
+        node = node.setdefault(key, {})
+    if isinstance(node, dict):
+        node[path[-1]] = value
+    _read_card_or_liedar_error(_card_folder(tmp_path, json.dumps(data).encode()))
+
+
+@FUZZ
+@given(data=st.binary(max_size=512))
+def test_organism_card_raw_bytes(tmp_path, data):
+    _read_card_or_liedar_error(_card_folder(tmp_path, data))
