@@ -110,12 +110,13 @@ def test_quick_start_3_served_model(tmp_path: Path):
 
 
 @pytest.mark.integration
+@pytest.mark.timeout(3000)  # two models through every detector at --quick sizes: ~8 min idle, ~25 min at load 5
 def test_quick_start_4_validate_on_organisms(tmp_path: Path):
     # small: the sycophant alone (64 held-out facts, yes/no scoring), validated with --quick
     out = _run(
         "04_validate_on_organisms.sh",
         tmp_path,
-        timeout=1800,
+        timeout=2900,
         ORGANISMS="sycophant",
         VALIDATE_ARGS="--quick --organisms sycophant",
     )
