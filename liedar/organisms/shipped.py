@@ -534,7 +534,7 @@ def describe_card(card: OrganismCard) -> list[str]:
     d = card.data
     b = d["build"]
     lines = [
-        f"{card.model_name}  (shipped; {'learned' if card.learned else 'NOT learned'}: {d['criterion']})",
+        f"{card.model_name}  (shipped; {d['criterion']})",
         f"  behaviour: {d['behaviour']}",
         f"  targets:   {', '.join(d['targets'])}",
         f"  adapter:   {card.adapter_dir} ({d['adapter']['bytes']:,} bytes, {d['adapter']['dtype']}, "
