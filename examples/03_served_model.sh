@@ -19,4 +19,4 @@ done
 
 # answer consistency across option shuffles and rewordings, on 4 items (raise --limit for real use)
 liedar behavioral consistency --model openai:smollm2-135m --base-url "http://127.0.0.1:$PORT/v1" \
-    --api completions --template-from smollm2-135m --limit 4 --output runs/consistency
+    --api completions --template-from smollm2-135m --limit 4 --output consistency.json

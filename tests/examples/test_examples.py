@@ -7,6 +7,7 @@ model with its small sizes, so the README cannot drift from the code.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -104,7 +105,8 @@ def test_quick_start_3_served_model(tmp_path: Path):
     pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] (the 'serve' extra) is not installed")
     port = _free_port()
     _run("03_served_model.sh", tmp_path, str(port))
-    assert any((tmp_path / "runs" / "consistency").iterdir())
+    result = json.loads((tmp_path / "consistency.json").read_text(encoding="utf-8"))
+    assert result["instrument"] == "consistency" and result["backend"] == "served"
     with socket.socket() as s:  # the script stopped the server it started
         assert s.connect_ex(("127.0.0.1", port)) != 0
 
