@@ -249,7 +249,7 @@ def check_adapter_matches(card: OrganismCard) -> None:
             f"{path} has sha256 {digest[:12]}..., its card says {card.adapter_sha256[:12]}...: the file is "
             "damaged or not the one the card describes; restore it from the repository"
         )
-    read_adapter_meta(card.adapter_dir)  # the adapter's own record agrees too
+    read_adapter_meta(card.adapter_dir, file_sha256=digest)  # the adapter's own record agrees too
 
 
 def shipped_cards(root: Optional[Path] = None) -> list[OrganismCard]:

@@ -159,8 +159,11 @@ class LoraAdapter:
         )
 
 
-def read_adapter_meta(directory: Union[str, Path]) -> dict[str, Any]:
-    """The adapter's JSON metadata, after checking the weights file's size and sha256."""
+def read_adapter_meta(directory: Union[str, Path], *, file_sha256: Optional[str] = None) -> dict[str, Any]:
+    """The adapter's JSON metadata, after checking the weights file's size and sha256.
+
+    ``file_sha256``: the weights file's digest when the caller has just computed it (a
+    shipped adapter checked against its card), so the file is not hashed a second time."""
     directory = Path(directory)
     meta_path, path = directory / META_FILE, directory / ADAPTER_FILE
     if not meta_path.is_file() or not path.is_file():
@@ -176,7 +179,7 @@ def read_adapter_meta(directory: Union[str, Path]) -> dict[str, Any]:
         raise IncompatibleError(
             f"adapter {path} is corrupt: {size} bytes, {meta.get('file_size')} recorded at write time; rebuild it"
         )
-    digest = sha256_file(path)
+    digest = file_sha256 or sha256_file(path)
     if digest != meta.get("file_sha256"):
         raise IncompatibleError(
             f"adapter {path} is corrupt: sha256 {digest[:12]}... differs from the "

@@ -480,10 +480,11 @@ def verify(
             from liedar.models.lora_gguf import attach_llamacpp
 
             organism = attach_llamacpp(load(base, backend="llamacpp", n_threads=threads), card.adapter_dir)
-        split = spread_subset(rec.heldout(), limit)
+        heldout = rec.heldout()
+        split = spread_subset(heldout, limit)
         measured = rec.measure(organism, split, progress=progress)
         del organism
-        subset = limit is not None and limit < len(rec.heldout().eval_ids)
+        subset = len(split.eval_ids) < len(heldout.eval_ids)
         status, reasons = judge(card, measured.ground_truth, measured.learned, measured.criterion, subset)
         head = card.headline
         v = Verification(
