@@ -205,6 +205,7 @@ def _verify(args) -> int:
         progress=not args.no_progress and sys.stderr.isatty(),
         limit=args.limit,
         use_cache=not args.no_cache,
+        cards=cards,
         say=(lambda s: None) if args.json else (lambda s: print(s, flush=True)),
     )
     if args.json:

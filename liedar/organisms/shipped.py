@@ -418,6 +418,7 @@ def verify(
     say: Callable[[str], None] = lambda s: None,
     recipes: Optional[dict[str, Recipe]] = None,
     cached_only: bool = False,
+    cards: Optional[Sequence[OrganismCard]] = None,
 ) -> list[Verification]:
     """Re-measure the shipped cards of ``base`` on this machine (inference only).
 
@@ -440,6 +441,9 @@ def verify(
     cached_only : bool
         Return only the verifications this machine already made (nothing is measured):
         what a budgeted run (``demo --quick``) can afford.
+    cards : sequence of OrganismCard, optional
+        The cards of ``names`` as `cards_for` already read and checked them (spares a
+        second read and hash of every adapter).
 
     Returns
     -------
@@ -447,7 +451,7 @@ def verify(
     """
     if backend not in ("transformers", "llamacpp"):
         raise InputError(f"backend {backend!r}: organisms verify on 'transformers' or 'llamacpp'")
-    cards = cards_for(base, names)
+    cards = list(cards) if cards is not None else cards_for(base, names)
     out = []
     loaded: dict[str, Any] = {}
 
@@ -515,7 +519,7 @@ def verified_cards(
     cards = {c.name: c for c in cards_for(base, names)}
     good, notes = [], []
     seen = set()
-    for v in verify(base, names, **kwargs):
+    for v in verify(base, names, cards=list(cards.values()), **kwargs):
         seen.add(v.name)
         if v.verified:
             good.append(cards[v.name])
