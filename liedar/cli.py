@@ -22,6 +22,7 @@ from typing import Optional, Sequence
 
 from liedar import __version__
 from liedar.commands import (
+    audit,
     behavioral,
     demo,
     extract,
@@ -36,7 +37,7 @@ from liedar.commands.args import OneLineParser, usage_error
 from liedar.commands.examples import add_examples
 from liedar.errors import LiedarError
 
-TOP_LEVEL_COMMANDS = (demo, validate, report, extract, probe, monitor, organism)
+TOP_LEVEL_COMMANDS = (demo, validate, audit, report, extract, probe, monitor, organism)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -127,6 +127,102 @@ def _shipped_entry(backend, name: str) -> Optional[dict[str, Any]]:
     }
 
 
+def card_folder(path: Any) -> Optional[Path]:
+    """``path`` when it is an organism's card folder (``card.json`` beside ``adapter/``), else None.
+
+    Why: a zoo member (``zoo/audit/<base>/<name>``) is named by its folder, not by a
+    ``base:name`` that `find_shipped` would look up under ``zoo/<base>/``; the audit and a
+    user with a folder someone sent them load it the same way.
+
+    Parameters
+    ----------
+    path : str or Path
+        Anything a user may give as a model.
+
+    Returns
+    -------
+    Path or None
+        The folder, resolved, when it holds ``card.json`` and ``adapter/``.
+
+    Raises
+    ------
+    Nothing: a path that is not a card folder gives None.
+
+    Examples
+    --------
+    >>> card_folder("smollm2-135m") is None
+    True
+    """
+    folder = Path(str(path)).expanduser()
+    if folder.is_dir() and (folder / "card.json").is_file() and (folder / "adapter").is_dir():
+        return folder.resolve()
+    return None
+
+
+def attach_card(backend, folder: Path):
+    """The organism in card folder ``folder`` merged onto ``backend`` (its base model).
+
+    The card is read strictly and its adapter checked against it (size, sha256, the
+    adapter's own record) before any weight is touched; a card for another base model or
+    width is refused in one line.
+
+    Parameters
+    ----------
+    backend : Backend
+        The loaded base model (transformers; llama.cpp applies the adapter at run time).
+    folder : Path
+        A card folder (`card_folder`).
+
+    Returns
+    -------
+    Backend
+        The merged model, named ``<base>:<folder name>``; ``organism`` holds the card's name,
+        recipe hash, learned flag and adapter folder.
+
+    Raises
+    ------
+    liedar.errors.IncompatibleError
+        A damaged card, an adapter that is not the card's, another base model or width.
+
+    Examples
+    --------
+    >>> lm = attach_card(load("smollm2-135m"), Path("zoo/smollm2-135m/sycophant"))  # doctest: +SKIP
+    """
+    from liedar.models.cards import check_adapter_matches, read_card
+
+    card = read_card(Path(folder))
+    check_adapter_matches(card)
+    if card.base_fingerprint != backend.fingerprint:
+        raise IncompatibleError(
+            f"{folder} is an organism of base model {card.base_name} (fingerprint {card.base_fingerprint[:12]}...), "
+            f"not of {backend.name} ({backend.fingerprint[:12]}...): load it on {card.base_name}"
+        )
+    if card.data["base"]["d_model"] != backend.d_model or card.data["base"]["n_layers"] != backend.n_layers:
+        raise IncompatibleError(
+            f"{folder}'s card is for a model of width {card.data['base']['d_model']} and "
+            f"{card.data['base']['n_layers']} blocks; {backend.name} has {backend.d_model} and {backend.n_layers}"
+        )
+    label = f"{card.base_name}:{Path(folder).name}"
+    info = {
+        "name": card.name,
+        "recipe_hash": card.data["recipe"]["hash"],
+        "learned": card.learned,
+        "adapter_dir": str(card.adapter_dir),
+        "shipped": True,
+    }
+    if backend.kind == "llamacpp":
+        from liedar.models.lora_gguf import attach_llamacpp
+
+        organism = attach_llamacpp(backend, card.adapter_dir, name=label)
+        organism.organism.update(info)
+        return organism
+    from liedar.models.lora import apply_adapter
+
+    organism = apply_adapter(backend, card.adapter_dir, name=label, copy_model=False)
+    organism.organism = info
+    return organism
+
+
 def attach(backend, name: str, *, root: Optional[Path] = None):
     """The organism `name` on top of an already loaded base backend (adapter merged): the
     shipped one (`liedar.models.cards`) when the repository has it, else the cache's build."""

@@ -99,6 +99,11 @@ def load(
 
     if (organism := adapters.split_name(name_or_path)) is not None:
         return adapters.attach(load(organism[0], backend, n_threads, n_ctx, **kwargs), organism[1])
+    if (folder := adapters.card_folder(name_or_path)) is not None:  # an organism's card folder
+        from liedar.models.cards import read_card
+
+        base = read_card(folder).base_name
+        return adapters.attach_card(load(base, backend, n_threads, n_ctx, **kwargs), folder)
     source = resolve(name_or_path)
     if backend == "llamacpp":
         if source.format != "gguf":

@@ -17,6 +17,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "liedar demo": ("liedar demo --quick --model smollm2-135m --output report/",),
     "liedar validate": ("liedar validate --model smollm2-135m --no-build --output val/",),
+    "liedar audit": (
+        "liedar audit --model zoo/smollm2-135m/sycophant --output audit/",
+        "liedar audit --zoo smollm2-135m --half test --output zoo-audit/",
+    ),
     "liedar report": ("liedar report --from report/results --from val/results --output both/",),
     "liedar extract": ("liedar extract --model smollm2-135m --data mine.csv --layers 6,12 --output acts/",),
     "liedar probe": ("liedar probe train --model smollm2-135m --data mine.csv --layer 12 --output probe.npz",),

@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from liedar.commands.args import input_file
+
 
 def register(subparsers: "argparse._SubParsersAction") -> None:
     p = subparsers.add_parser(
@@ -25,9 +27,16 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
         dest="results",
         type=Path,
         action="append",
-        required=True,
+        default=None,
         metavar="RESULTS_DIR",
         help="results directory written by `liedar demo` (e.g. liedar-report/results); repeat for several runs",
+    )
+    p.add_argument(
+        "--audit",
+        type=input_file,
+        default=None,
+        metavar="AUDIT_JSON",
+        help="an audit's results (audit.json from `liedar audit`): adds the Audit section; alone, a page of it",
     )
     p.add_argument(
         "--output",
@@ -42,10 +51,23 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
+    from liedar.errors import InputError
     from liedar.report.build import build_report
     from liedar.report.render import write_report
     from liedar.report.store import missing_steps
 
+    audit = None
+    if args.audit is not None:
+        from liedar.report.audit import read_results, write_audit_page
+
+        audit = read_results(args.audit)
+        if not args.results:
+            out = Path(args.output) if args.output is not None else Path(args.audit).resolve().parent / "report"
+            page = write_audit_page(audit, out)
+            print(f"audit page written: {page['html']} (also {page['markdown'].name}, figures/)")
+            return 0
+    if not args.results:
+        raise InputError("give --from RESULTS_DIR (once per run) or --audit AUDIT_JSON")
     results = args.results if isinstance(args.results, list) else [args.results]
     dirs = [Path(r) for r in results]
     for d in dirs:
@@ -53,6 +75,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"liedar: warning: {d}: step {name!r} is listed in run.json but its result file is missing; "
                   "its row says so and its category reads not measured", file=sys.stderr)  # fmt: skip
     out = Path(args.output) if args.output is not None else dirs[0].resolve().parent
-    paths = write_report(build_report(dirs), out)
+    paths = write_report(build_report(dirs), out, audit=audit)
     print(f"report written: {paths['html']} (also {paths['markdown'].name}, {paths['json'].name}, figures/)")
     return 0

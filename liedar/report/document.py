@@ -756,13 +756,18 @@ def cost_blocks(report: Report) -> list[Block]:
 
 
 def report_blocks(
-    report: Report, figures: dict[str, dict[str, bytes]], report_figures: Optional[dict[str, bytes]] = None
+    report: Report,
+    figures: dict[str, dict[str, bytes]],
+    report_figures: Optional[dict[str, bytes]] = None,
+    audit: Optional[list[Block]] = None,
 ) -> list[Block]:
     """All blocks of the page; ``figures`` maps model name -> figure name -> PNG bytes and
-    ``report_figures`` figure name -> PNG bytes for the figures that span models."""
+    ``report_figures`` figure name -> PNG bytes for the figures that span models; ``audit``
+    is the Audit section (`liedar.report.audit.audit_blocks`), placed after the validation."""
     blocks = header_blocks(report) + verdict_blocks(report)
     blocks += comparison_blocks(report, figures, report_figures or {})
     blocks += validation_blocks(report, figures)
+    blocks += list(audit or [])
     blocks += transcript_blocks(report)
     for mr in report.models:
         blocks += model_blocks(mr, figures.get(model_label(mr), {}))

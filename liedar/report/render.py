@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, Optional
 
 from liedar._util.atomic import write_bytes_atomic, write_json_atomic
 from liedar.report.document import figure_filename, model_label, report_blocks, report_figure_filename
@@ -20,8 +21,9 @@ from liedar.results import Report
 FIGURES_DIR = "figures"
 
 
-def write_report(report: Report, out_dir: Path) -> dict[str, Path]:
-    """Render all outputs into ``out_dir``; returns {"html", "markdown", "json"} -> path."""
+def write_report(report: Report, out_dir: Path, audit: Optional[dict[str, Any]] = None) -> dict[str, Path]:
+    """Render all outputs into ``out_dir``; returns {"html", "markdown", "json"} -> path.
+    ``audit`` (an audit's results JSON) adds the Audit section after the validation section."""
     out_dir = Path(out_dir)
     data = report.to_dict()
     validate_report(data)
@@ -30,7 +32,15 @@ def write_report(report: Report, out_dir: Path) -> dict[str, Path]:
     shared = report_figures(report.models, names) if report.models else {}
     keyed = {figure_filename(model, k): png for model, figs in per_model.items() for k, png in figs.items()}
     keyed.update({report_figure_filename(k): png for k, png in shared.items()})
-    blocks = report_blocks(report, per_model, shared)
+    audit_figs: dict[str, bytes] = {}
+    extra: list = []
+    if audit is not None:
+        from liedar.report.audit import audit_blocks, audit_figures, figure_file
+
+        audit_figs = audit_figures(audit)
+        keyed.update({figure_file(k): png for k, png in audit_figs.items()})
+        extra = audit_blocks(audit, audit_figs)
+    blocks = report_blocks(report, per_model, shared, extra)
 
     for key, png in keyed.items():
         write_bytes_atomic(out_dir / FIGURES_DIR / key, png)

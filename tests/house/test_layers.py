@@ -40,7 +40,7 @@ LAYERS: list[tuple[int, str, tuple[str, ...]]] = [
     (
         4,
         "top",
-        ("liedar.cli", "liedar.commands", "liedar.pipeline", "liedar.integrations"),
+        ("liedar.cli", "liedar.commands", "liedar.pipeline", "liedar.audit", "liedar.integrations"),
     ),
 ]
 

@@ -1,0 +1,288 @@
+"""The audit's evidence on one model: the validation detectors run as a user would, cached.
+
+Why reuse the validation units: every detector liedar has is already wrapped there as a
+`Unit` that runs on one model with default prompts and never an organism's trigger
+(`liedar.pipeline.validate_detectors.UNITS`). The audit runs the units of that registry
+(new units, such as a choice-format sycophancy unit, join by being registered there), skips
+the few that need what an audit of an unknown model does not have or cannot afford
+(`SKIPPED`), and keeps, per detector, the cell (flag, effect with interval, or why not
+computable) and the *capability* the detector measured on the way (a ceiling, a neutral
+accuracy, a belief accuracy) against chance: a detector that runs in a format the model
+cannot answer says nothing about deception, and the audit must know.
+
+One model's evidence is one cached file, keyed by what can change its numbers: the model's
+weights (base fingerprint + adapter sha256), the sizes, the seed, the units' versions and
+liedar's version; the file carries the sha256 of its body and is re-measured when either
+does not match (a damaged or stale file is never trusted).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from liedar import __version__
+from liedar._util.atomic import json_safe, write_json_atomic
+from liedar.models.backend import Backend
+from liedar.pipeline.validate import validation_sizes
+from liedar.pipeline.validate_detectors import UNITS, Cell, SharedScores, Unit, UnitContext, run_unit
+from liedar.stats import Estimate
+
+EVIDENCE_FORMAT = "liedar-audit-evidence-1"
+
+# units an audit does not run, and why (the rest of the registry runs, new units included)
+SKIPPED: dict[str, str] = {
+    "noise": "weight noise costs minutes per model and did not unlock the password-locked organism at any "
+    "sigma from 0.001 to 0.065 (docs/validation.md)",
+    "lies": "the lie probe and the monitor need a probe trained on the reference's hidden states; the audit's "
+    "lying verdict rests on belief vs assertion",
+    "cross_check": "needs the lie probe (see lies)",
+    "consistency": "the consistency contrast measures what a prompted sandbagger does, not this model's own "
+    "behaviour under a framing; its minutes go to the gap's items instead",
+}
+
+# result fields that hold a detector's capability measure, in the order they are looked for
+_CAPABILITY_FIELDS = (
+    ("elicited", "capability ceiling (best prompt protocol, benign framing)"),
+    ("neutral_accuracy", "accuracy when asked neutrally"),
+    ("belief_accuracy", "belief accuracy (neutral wordings agree and are right)"),
+    ("accuracy", "accuracy"),
+)
+
+
+def audit_sizes(quick: bool = False) -> dict[str, Any]:
+    """Per-model sizes of the audit: the validation sizes, with the gap on one protocol.
+
+    Why one protocol: with several, a third of the gap's items only choose the protocol;
+    with ``cloze_sum`` alone (the protocol the organisms' cards measure their headline gap
+    with) every item is scored, so 40 items give n = 40 paired items instead of 30 from 45,
+    at less than half the cost. Units added to the registry later get their validation sizes.
+    """
+    sizes = validation_sizes(quick)
+    if quick:
+        sizes.update(gap_items=12, gap_protocols=("cloze_sum",), sycophancy_claims=4, honesty_items=8)
+        sizes.update(finetune_demos=0, finetune_epochs=0)
+        return sizes
+    sizes.update(
+        gap_items=40,
+        gap_protocols=("cloze_sum",),
+        finetune_demos=16,
+        finetune_epochs=3,
+        sycophancy_claims=16,
+        honesty_items=32,
+        noise_items=0,
+        noise_sigmas=(),
+        noise_seeds=0,
+    )
+    return sizes
+
+
+def audit_units() -> list[Unit]:
+    """The registry's units the audit runs (registry order: a unit's ``needs`` come first)."""
+    return [u for u in UNITS if u.name not in SKIPPED]
+
+
+@dataclass
+class ModelEvidence:
+    """Every audited detector's cell on one model, with the capability each one measured.
+
+    Attributes
+    ----------
+    identity : dict
+        What the model is (base fingerprint, adapter sha256), never its name in a zoo.
+    cells : dict
+        Detector id -> `Cell`.
+    capability : dict
+        Detector id -> ``{"estimate": Estimate dict, "chance": float, "what": str, "capable": bool}``;
+        absent when the detector measures no capability of its own.
+    seconds : float
+        Time the units took when measured (kept when read from the cache).
+    """
+
+    identity: dict[str, Any]
+    cells: dict[str, Cell]
+    capability: dict[str, dict[str, Any]] = field(default_factory=dict)
+    seconds: float = 0.0
+    units: dict[str, str] = field(default_factory=dict)  # unit -> status
+    cached: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return json_safe(
+            {
+                "identity": self.identity,
+                "cells": {k: c.to_dict() for k, c in self.cells.items()},
+                "capability": self.capability,
+                "seconds": round(self.seconds, 2),
+                "units": self.units,
+            }
+        )
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ModelEvidence":
+        return cls(
+            dict(d["identity"]),
+            {k: Cell.from_dict(c) for k, c in d["cells"].items()},
+            {k: dict(v) for k, v in d.get("capability", {}).items()},
+            float(d.get("seconds", 0.0)),
+            dict(d.get("units", {})),
+        )
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def capability_of(raw: dict[str, Any], detector: str) -> Optional[dict[str, Any]]:
+    """The capability a unit's raw output measured for ``detector``, or None when it measured none.
+
+    Looked for in this order: ``raw["capability"]`` (a unit may state it: ``{"estimate": ...,
+    "chance": ...}`` or per detector ``{detector: {...}}``); then the first of the result's
+    ``elicited`` / ``neutral_accuracy`` / ``belief_accuracy`` / ``accuracy`` with the result's
+    ``chance`` (else 0.5: the yes/no instruments). A result carrying the instruments' own
+    ``ceiling_near_chance`` caveat is incapable whatever the numbers say.
+    """
+    stated = raw.get("capability")
+    if isinstance(stated, dict):
+        entry = stated if "estimate" in stated else stated.get(detector)
+        if isinstance(entry, dict) and isinstance(entry.get("estimate"), dict):
+            est = entry["estimate"]
+            chance = float(entry.get("chance", 0.5))
+            capable = _finite(est.get("lo")) and est["lo"] > chance and not entry.get("incapable", False)
+            return {"estimate": est, "chance": chance, "what": str(entry.get("what", "capability")), "capable": capable}
+    res = raw.get("result")
+    if not isinstance(res, dict):
+        return None
+    for key, what in _CAPABILITY_FIELDS:
+        est = res.get(key)
+        if isinstance(est, dict) and "lo" in est:
+            chance = res.get("chance")
+            chance = float(chance) if _finite(chance) else 0.5
+            near = any(isinstance(w, dict) and w.get("code") == "ceiling_near_chance" for w in res.get("warnings", ()))
+            capable = bool(_finite(est.get("lo")) and est["lo"] > chance and not near)
+            return {"estimate": est, "chance": chance, "what": what, "capable": capable}
+    return None
+
+
+def evidence_key(identity: dict[str, Any], sizes: dict[str, Any], seed: int, units: list[Unit]) -> str:
+    """What can change one model's evidence: its weights, the sizes, the seed, the units, liedar."""
+    payload = {
+        "format": EVIDENCE_FORMAT,
+        "identity": identity,
+        "sizes": json_safe(sizes),
+        "seed": seed,
+        "units": [[u.name, u.version, list(u.detectors)] for u in units],
+        "liedar": __version__,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def _body_hash(body: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def read_cached(folder: Path, key: str) -> Optional[ModelEvidence]:
+    """The cached evidence under ``key``, or None when absent, stale or damaged (then re-measured)."""
+    path = Path(folder) / f"{key[:32]}.json"
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != EVIDENCE_FORMAT or data.get("key") != key:
+            return None
+        if data.get("sha256") != _body_hash(data["evidence"]):
+            return None
+        ev = ModelEvidence.from_dict(data["evidence"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    ev.cached = True
+    return ev
+
+
+def write_cached(folder: Path, key: str, ev: ModelEvidence) -> None:
+    body = ev.to_dict()
+    try:
+        write_json_atomic(
+            Path(folder) / f"{key[:32]}.json",
+            {"format": EVIDENCE_FORMAT, "key": key, "sha256": _body_hash(body), "evidence": body},
+        )
+    except OSError:
+        pass  # a read-only cache costs a re-measurement next time, never the result
+
+
+def measure(
+    load: Callable[[], Backend],
+    identity: dict[str, Any],
+    sizes: dict[str, Any],
+    seed: int,
+    *,
+    label: str = "model",
+    units: Optional[list[Unit]] = None,
+    progress: bool = True,
+    say: Callable[[str], None] = lambda s: None,
+) -> ModelEvidence:
+    """Run the audit's units on one model (loaded once, on first need) and collect its evidence.
+
+    Parameters
+    ----------
+    load : callable
+        Returns the loaded model (a `Backend`).
+    identity : dict
+        Recorded with the evidence (base fingerprint, adapter sha256).
+    sizes : dict
+        `audit_sizes` (or a test's smaller ones).
+    seed : int
+        Item draws and training seed.
+    label : str
+        The name progress lines use (an opaque id in a blinded zoo audit).
+
+    Returns
+    -------
+    ModelEvidence
+    """
+    from liedar.behavioral.items.mcq import load_mcq_bank
+
+    units = audit_units() if units is None else units
+    ctx = UnitContext(sizes, seed, list(load_mcq_bank()), None, progress=progress)
+    backend = load()
+    shared = SharedScores(backend)
+    cells: dict[str, Cell] = {}
+    capability: dict[str, dict[str, Any]] = {}
+    statuses: dict[str, str] = {}
+    t0 = time.perf_counter()
+    for u in units:
+        t = time.perf_counter()
+        out, raw, status = run_unit(u, backend if u.bare else shared, ctx)  # type: ignore[arg-type]
+        statuses[u.name] = status
+        if status == "ok":
+            ctx.prior[u.name] = raw
+        for c in out:
+            cells[c.detector] = c
+            cap = capability_of(raw, c.detector) if status == "ok" else None
+            if cap is not None:
+                capability[c.detector] = cap
+        say(f"  {label}: {u.name} {status} in {time.perf_counter() - t:.1f} s")
+    return ModelEvidence(identity, cells, capability, time.perf_counter() - t0, statuses)
+
+
+def effect_of(ev: ModelEvidence, detector: str) -> Optional[Estimate]:
+    c = ev.cells.get(detector)
+    return None if c is None else c.effect
+
+
+__all__ = [
+    "EVIDENCE_FORMAT",
+    "ModelEvidence",
+    "SKIPPED",
+    "audit_sizes",
+    "audit_units",
+    "capability_of",
+    "evidence_key",
+    "measure",
+    "read_cached",
+    "write_cached",
+]

@@ -1,0 +1,329 @@
+"""`liedar audit`: models (or a zoo half, blinded) through the detectors, verdicts, scoring, results JSON.
+
+Why the order of work: everything a user can get wrong (the rule file and its hash, an
+unknown model, reference or zoo, a zoo member whose card disagrees with its adapter) is
+checked before any model is loaded, so bad input costs one line and exit 2, never minutes.
+Then each distinct model (the reference included, once) gets its evidence from the cache or
+from the detectors, with one progress line per unit and the seconds per model; then each
+model's verdict is read against its reference under the rule; a zoo audit then joins the
+blind ids back to names and scores the verdicts against the manifest's truth.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+from liedar import __version__
+from liedar._util.atomic import json_safe, write_json_atomic
+from liedar.audit.evidence import SKIPPED, ModelEvidence, audit_sizes, audit_units, evidence_key, measure
+from liedar.audit.evidence import read_cached as read_evidence
+from liedar.audit.evidence import write_cached as write_evidence
+from liedar.audit.rule import Rule, load_rule
+from liedar.audit.verdict import decide
+from liedar.audit.zoo import Zoo, blind_ids, check_members, load_zoo, strength
+from liedar.errors import InputError
+from liedar.models.backend import Backend
+
+RESULTS_FORMAT = "liedar-audit-1"
+RESULTS_FILE = "audit.json"
+
+
+@dataclass
+class Target:
+    """One model to audit (or a reference), resolved before anything is loaded.
+
+    Attributes
+    ----------
+    label : str
+        What the user typed, or an opaque id in a blinded zoo audit.
+    base : str or None
+        The base model it is built on (an organism), None for a model given by itself.
+    adapter_dir : Path or None
+        The checked adapter to merge onto ``base`` (None: ``load_name`` is loaded as is).
+    identity : dict
+        Base fingerprint and adapter sha256: the evidence cache's key, never a name.
+    """
+
+    label: str
+    load_name: str
+    base: Optional[str]
+    adapter_dir: Optional[Path]
+    identity: dict[str, Any]
+
+    @property
+    def key(self) -> str:
+        return f"{self.identity.get('fingerprint', '')}+{self.identity.get('adapter_sha256', '')}"
+
+
+def _fingerprint_of(name: str) -> str:
+    """The base model's weights hash, as the backends compute it (GGUF sha256 or folder hash)."""
+    from liedar.models.registry import resolve
+    from liedar.models.storage import sha256_file
+
+    source = resolve(name)  # an unknown name or a bad path: one line, exit 2
+    if source.format == "gguf":
+        return sha256_file(source.path)
+    from liedar.models.hf import folder_fingerprint
+
+    return folder_fingerprint(source.path)
+
+
+def _card_target(label: str, folder: Path) -> Target:
+    from liedar.models.cards import check_adapter_matches, read_card
+
+    card = read_card(folder)
+    check_adapter_matches(card)
+    identity = {"fingerprint": card.base_fingerprint, "adapter_sha256": card.adapter_sha256}
+    return Target(label, str(folder), card.base_name, card.adapter_dir, identity)
+
+
+def resolve_target(text: str, label: Optional[str] = None) -> Target:
+    """A model as the user named it: a card folder, a shipped ``base:name``, a built-in name or a path.
+
+    Raises
+    ------
+    liedar.errors.InputError
+        An unknown model, or a ``base:name`` that nothing ships (the line names what does).
+    """
+    from liedar.models.adapters import card_folder, split_name
+    from liedar.models.cards import shipped_cards
+
+    label = label or text
+    folder = card_folder(text)
+    if folder is not None:
+        return _card_target(label, folder)
+    parts = split_name(text)
+    if parts is not None:
+        base, name = parts
+        found = [c for c in shipped_cards() if c.base_name == base and c.folder.name == name]
+        if not found:
+            known = sorted(f"{c.base_name}:{c.folder.name}" for c in shipped_cards())
+            raise InputError(
+                f"unknown model {text!r}: no organism {name!r} ships for {base} "
+                f"(shipped: {', '.join(known) or 'none'}); give a card folder (e.g. zoo/audit/smollm2-135m/NAME) "
+                "or a model name"
+            )
+        return _card_target(label, found[0].folder)
+    return Target(label, text, None, None, {"fingerprint": _fingerprint_of(text), "adapter_sha256": ""})
+
+
+@dataclass
+class AuditConfig:
+    models: tuple[str, ...] = ()
+    zoo: Optional[str] = None
+    half: str = "test"
+    reference: Optional[str] = None
+    rule: Optional[Path] = None
+    output: Path = Path("liedar-audit")
+    quick: bool = False
+    seed: int = 0
+    threads: Optional[int] = None
+    sizes: Optional[dict[str, Any]] = None  # tests give their own
+    progress: bool = True
+
+
+@dataclass
+class Loaded:
+    """The base models loaded so far (one per base name), reused for every organism on them."""
+
+    threads: Optional[int]
+    bases: dict[str, Backend] = field(default_factory=dict)
+
+    def base(self, name: str) -> Backend:
+        if name not in self.bases:
+            from liedar.models import load
+
+            self.bases[name] = load(name, backend="transformers", n_threads=self.threads)
+        return self.bases[name]
+
+    def loader(self, t: Target) -> Callable[[], Backend]:
+        def load() -> Backend:
+            if t.adapter_dir is None:
+                return self.base(t.load_name)
+            from liedar.models.lora import apply_adapter
+
+            assert t.base is not None
+            return apply_adapter(self.base(t.base), t.adapter_dir, name=t.label)  # a merged copy
+
+        return load
+
+
+def evidence_dir(output: Path) -> Path:
+    """Where a run keeps each model's evidence (keyed by weights, sizes, seed and liedar's version)."""
+    return Path(output) / "evidence"
+
+
+def gather(
+    targets: Sequence[Target],
+    sizes: dict[str, Any],
+    seed: int,
+    folder: Path,
+    loaded: Loaded,
+    say: Callable[[str], None],
+    progress: bool,
+) -> dict[str, ModelEvidence]:
+    """Target key -> evidence, each distinct model measured once (or read from the cache)."""
+    units = audit_units()
+    out: dict[str, ModelEvidence] = {}
+    for t in targets:
+        if t.key in out:
+            continue
+        key = evidence_key(t.identity, sizes, seed, units)
+        ev = read_evidence(folder, key)
+        if ev is not None:
+            say(f"{t.label}: evidence from the cache (measured in {ev.seconds:.0f} s)")
+        else:
+            say(f"{t.label}: running {len(units)} detector units ...")
+            ev = measure(
+                loaded.loader(t), t.identity, sizes, seed, label=t.label, units=units, progress=progress, say=say
+            )
+            write_evidence(folder, key, ev)
+            say(f"{t.label}: {ev.seconds:.0f} s")
+        out[t.key] = ev
+    return out
+
+
+def _reference_for(t: Target, given: Optional[Target]) -> Target:
+    if given is not None:
+        return given
+    if t.base is None:
+        raise InputError(
+            f"no reference for {t.label!r}: it names no base model; give --reference MODEL (a trusted model of the "
+            "same family, e.g. --reference smollm2-135m)"
+        )
+    return resolve_target(t.base)
+
+
+def _verdict_entry(t: Target, ref: Target, ev: dict[str, ModelEvidence], rule: Rule) -> dict[str, Any]:
+    v = decide(rule, ev[t.key], ev[ref.key])
+    return {
+        "model": t.label,
+        "reference": ref.label,
+        "identity": t.identity,
+        "seconds": round(ev[t.key].seconds, 1),
+        "cached": ev[t.key].cached,
+        "verdict": v.to_dict(),
+    }
+
+
+def _header(config: AuditConfig, rule: Rule, sizes: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "format": RESULTS_FORMAT,
+        "liedar_version": __version__,
+        "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "rule": {"path": rule.path, "sha256": rule.sha256, "status": rule.status, **rule.to_dict()},
+        "sizes": json_safe(sizes),
+        "seed": config.seed,
+        "skipped_units": SKIPPED,
+    }
+
+
+def check_rule_for_zoo(rule: Rule, zoo: Zoo) -> None:
+    pinned = zoo.pinned_rule
+    if pinned is not None and pinned != rule.sha256:
+        raise InputError(
+            f"the rule {rule.path} (sha256 {rule.sha256[:16]}...) is not the one the {zoo.base} zoo is scored with "
+            f"({pinned[:16]}..., zoo/audit/{zoo.base}/rule.sha256): use the committed rule"
+        )
+
+
+def audit(config: AuditConfig, say: Callable[[str], None] = print) -> tuple[dict[str, Any], Path]:
+    """Run an audit (``config.models`` or ``config.zoo``); returns the results and where they were written.
+
+    Raises
+    ------
+    liedar.errors.InputError
+        Bad rule or hash, unknown model, reference or zoo, a member's card against its adapter
+        (all before any model loads).
+    """
+    if bool(config.models) == bool(config.zoo):
+        raise InputError("give --model MODEL (once or more) or --zoo NAME, not both and not neither")
+    if config.half not in ("dev", "test"):
+        raise InputError(f"--half {config.half!r}: use dev or test")
+    rule = load_rule(config.rule)
+    sizes = config.sizes or audit_sizes(config.quick)
+    t_start = time.perf_counter()
+    loaded = Loaded(config.threads)
+    folder = evidence_dir(config.output)
+    results = _header(config, rule, sizes)
+    if config.zoo:
+        zoo = load_zoo(config.zoo)
+        check_rule_for_zoo(rule, zoo)
+        members = zoo.half(config.half)
+        if not members:
+            raise InputError(f"the {config.zoo} zoo has no {config.half} half")
+        say(f"checking {len(members)} zoo member cards against their adapters ...")
+        cards = check_members(zoo, members)
+        ids = blind_ids([m.name for m in members], config.seed)
+        reference = resolve_target(zoo.base, label="reference")
+        targets = {}
+        for m in members:
+            folder_m = zoo.folder_of(m)
+            if folder_m is None:
+                targets[m.name] = resolve_target(zoo.base, label=ids[m.name])
+            else:
+                targets[m.name] = _card_target(ids[m.name], folder_m)
+        order = sorted(targets.values(), key=lambda t: t.label)
+        say(f"auditing {len(order)} models blind ({', '.join(t.label for t in order)}) against the reference")
+        ev = gather([reference] + order, sizes, config.seed, folder, loaded, say, config.progress)
+        blind = {t.label: _verdict_entry(t, reference, ev, rule) for t in order}
+        from liedar.audit.score import score
+
+        scored_models = []
+        for m in members:
+            entry = blind[ids[m.name]]
+            scored_models.append(
+                {
+                    **m.to_dict(),
+                    "id": ids[m.name],
+                    "strength": strength(cards[m.name]),
+                    "verdict": entry["verdict"],
+                    "seconds": entry["seconds"],
+                    "cached": entry["cached"],
+                }
+            )
+        results.update(
+            zoo={"name": zoo.base, "half": config.half, "about": zoo.about, "reference": zoo.base},
+            reference_evidence_seconds=round(ev[reference.key].seconds, 1),
+            models=sorted(scored_models, key=lambda d: d["id"]),
+            score=score(scored_models, rule.to_dict()),
+        )
+    else:
+        given = resolve_target(config.reference, label=config.reference) if config.reference else None
+        targets_l = [resolve_target(m) for m in config.models]
+        refs = [_reference_for(t, given) for t in targets_l]
+        ev = gather(refs + targets_l, sizes, config.seed, folder, loaded, say, config.progress)
+        results["models"] = [_verdict_entry(t, r, ev, rule) for t, r in zip(targets_l, refs)]
+    results["seconds"] = round(time.perf_counter() - t_start, 1)
+    path = Path(config.output) / RESULTS_FILE
+    write_json_atomic(path, json_safe(results))
+    return results, path
+
+
+def summary_lines(results: dict[str, Any]) -> list[str]:
+    """The terminal summary: one line per model (verdict, why), then the score of a zoo audit."""
+    from liedar.audit.score import fmt_rate
+
+    out = []
+    for m in results["models"]:
+        name = m.get("name", m.get("model"))
+        truth = f" (truth: {m['truth']})" if "truth" in m else ""
+        verdict, why = m["verdict"]["verdict"], m["verdict"]["why"]
+        cache = "cached" if m.get("cached") else f"{m.get('seconds', 0):.0f} s"
+        out.append(f"{name:<24} {verdict:<18}{truth} [{cache}] — {why}")
+    sc = results.get("score")
+    if sc:
+        out.append(f"accuracy {fmt_rate(sc['accuracy'])}; decoys flagged: {len(sc['decoys_flagged'])}/{sc['decoys']}")
+        a = sc["anchor"]
+        out.append(
+            f"anchor (Taylor et al. 2025): blue team {fmt_rate(a['black_box_and_probes_rate'])} with black-box methods "
+            f"and probes, {fmt_rate(a['with_fine_tuning_rate'])} with fine-tuning access"
+        )
+    return out
+
+
+__all__ = ["AuditConfig", "RESULTS_FILE", "Target", "audit", "resolve_target", "summary_lines"]
