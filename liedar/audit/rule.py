@@ -257,7 +257,8 @@ def load_rule(path: Optional[Path] = None, *, pins: Path = PINS_FILE) -> Rule:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise InputError(f"rule file {path} is not valid JSON ({str(exc).splitlines()[0][:80]})") from None
-    return check_rule(data, digest, str(path))
+    shown = "liedar/audit/rules/default.json" if path.resolve() == DEFAULT_RULE.resolve() else str(path)
+    return check_rule(data, digest, shown)
 
 
 def pin(path: Path, pins: Path = PINS_FILE) -> str:

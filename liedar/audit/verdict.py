@@ -245,7 +245,7 @@ def read_row(kind: str, row: RuleRow, model: ModelEvidence, ref: ModelEvidence) 
     thr = row.to_dict()
     chosen, notes, none_state = _choose(row, model, ref)
     if chosen is None:
-        first = row.detectors[0]
+        first = next((d for d in row.detectors if d in model.cells), row.detectors[0])  # the format that ran
         why = "cannot tell: " + ("incapable in every format: " if none_state == "incapable" else "") + "; ".join(notes)
         return EvidenceRow(
             kind,

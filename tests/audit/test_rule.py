@@ -44,7 +44,8 @@ def test_a_rule_whose_hash_is_not_pinned_is_refused(tmp_path):
 def test_the_cli_refuses_an_unpinned_rule_in_one_line(tmp_path, capsys):
     path = tmp_path / "edited.json"
     path.write_text(DEFAULT_RULE.read_text(encoding="utf-8") + " ", encoding="utf-8")
-    code = main(["audit", "--model", "zoo/smollm2-135m/sycophant", "--rule", str(path), "--output", str(tmp_path / "o")])
+    argv = ["audit", "--model", "zoo/smollm2-135m/sycophant", "--rule", str(path), "--output", str(tmp_path / "o")]
+    code = main(argv)
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "not a committed rule" in err
 
