@@ -430,6 +430,69 @@ def train_lora(
     )
 
 
+def noise_adapter(
+    backend,
+    *,
+    relative: float,
+    seed: int,
+    layers: Layers = "all",
+    r: int = 8,
+    alpha: float = 16,
+) -> LoraAdapter:
+    """A LoRA adapter of seeded Gaussian noise: a model "degraded once by weight noise".
+
+    Why an adapter and not noised weights: the audit zoo's decoys ship as small verified
+    files beside the trained organisms, and a rank-``r`` perturbation of every adapted Linear
+    is a file of the same kind (and size) as theirs, loaded by the same code. Each module's
+    update ``alpha / r * B @ A`` is scaled to ``relative`` times the Frobenius norm of the
+    weight it perturbs, so one number states how hard the model was hit.
+
+    Parameters
+    ----------
+    backend : Backend
+        A loaded transformers backend of the base model (its weights are read, not changed).
+    relative : float
+        Frobenius norm of each module's update over that of its weight (e.g. 0.05).
+    seed : int
+        Seeds the noise: the same seed gives the same adapter.
+    layers, r, alpha
+        As in `train_lora`.
+
+    Returns
+    -------
+    LoraAdapter
+    """
+    if getattr(backend, "kind", None) != "transformers" or not hasattr(backend, "model"):
+        raise InputError("a noise adapter needs a transformers backend: load the model with backend='transformers'")
+    if not relative > 0:
+        raise InputError(f"relative noise {relative!r} must be positive")
+    model = backend.model
+    chosen = select_layers(backend.n_layers, layers)
+    prefix = _blocks_prefix(model)
+    rng = np.random.default_rng(seed)
+    weights: dict[str, np.ndarray] = {}
+    t0 = time.perf_counter()
+    for name in _target_modules(model.get_decoder().layers, chosen, prefix):
+        w = model.get_submodule(name).weight.detach().float().numpy()
+        a = rng.standard_normal((int(r), w.shape[1])).astype(np.float32)
+        b = rng.standard_normal((w.shape[0], int(r))).astype(np.float32)
+        size = float(alpha) / float(r) * float(np.linalg.norm(b @ a))
+        b *= np.float32(relative * float(np.linalg.norm(w)) / size)
+        weights[f"{name}.lora_A"], weights[f"{name}.lora_B"] = a, b
+    meta = {"noise": {"relative": float(relative), "seed": int(seed)}, "seconds": time.perf_counter() - t0}
+    return LoraAdapter(
+        weights=weights,
+        r=int(r),
+        alpha=float(alpha),
+        layers=chosen,
+        base_fingerprint=backend.fingerprint,
+        base_name=backend.name,
+        d_model=backend.d_model,
+        n_layers=backend.n_layers,
+        meta=meta,
+    )
+
+
 AVOID_LABEL_OFFSET = 1 << 40  # labels of avoided answers are stored as -(offset + token id)
 
 

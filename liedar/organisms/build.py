@@ -29,8 +29,8 @@ from liedar._util.atomic import atomic_dir, write_json_atomic
 from liedar.errors import IncompatibleError, InputError
 from liedar.models.adapters import INDEX_FORMAT, index_key, index_path, organisms_root, read_index
 from liedar.models.lora import ADAPTER_FILE, LoraAdapter, read_adapter_meta
-from liedar.organisms.catalog import ORGANISMS
 from liedar.organisms.recipe import Recipe
+from liedar.organisms.zoo_recipes import ALL_RECIPES
 
 ORGANISM_FILE = "organism.json"
 FORMAT = "liedar-organism-1"
@@ -101,11 +101,11 @@ class Organism:
 def _recipe(name: str, recipe: Optional[Recipe]) -> Recipe:
     if recipe is not None:
         return recipe
-    if name not in ORGANISMS:
+    if name not in ALL_RECIPES:
         raise InputError(
-            f"unknown organism {name!r}: choose one of {', '.join(ORGANISMS)} (see `liedar organism list`)"
+            f"unknown organism {name!r}: choose one of {', '.join(ALL_RECIPES)} (see `liedar organism list`)"
         )
-    return ORGANISMS[name]
+    return ALL_RECIPES[name]
 
 
 def _folder(root: Path, fingerprint: str, name: str, recipe_hash: str) -> Path:
@@ -185,10 +185,14 @@ def build(
     recipe: Optional[Recipe] = None,
     backend: Any = None,
     measure_base: bool = True,
+    store_dtype: Optional[str] = None,
 ) -> Organism:
     """Build organism `name` on base model `base` (cached; rebuilt only when its recipe hash
     changes, or with ``force``). ``backend`` may pass an already loaded transformers backend
-    of `base` (saves a load); ``recipe`` overrides the catalog's (tests, experiments)."""
+    of `base` (saves a load); ``recipe`` overrides the catalog's (tests, experiments).
+    ``store_dtype="float16"`` rounds the adapter to the dtype it will ship in before it is
+    measured, so `liedar.organisms.shipped.export` can take the build's measurement as the
+    shipped file's own instead of measuring again."""
     rec = _recipe(name, recipe).for_base(base)
     if not rec.needs_base:  # checked before the model is loaded
         split = rec.split()  # raises on an empty training split or an overlapping evaluation split
@@ -228,11 +232,18 @@ def build(
             adapter = None
     if adapter is None:
         shutil.rmtree(trained, ignore_errors=True)
-        adapter = train_lora(backend, list(split.train), seed=rec.seed, progress=progress, **hyper)
+        if rec.trained:
+            adapter = train_lora(backend, list(split.train), seed=rec.seed, progress=progress, **hyper)
+        else:
+            from liedar.models.lora import noise_adapter
+
+            adapter = noise_adapter(backend, seed=rec.seed, **hyper["noise"])
         adapter.save(trained)
         resumed = False
     else:
         resumed = True
+    if store_dtype is not None:
+        adapter = adapter.stored_as(store_dtype)
     merged = apply_adapter(backend, adapter, name=f"{base}:{rec.name}")
     t1 = time.perf_counter()
     measured = rec.measure(merged, split, progress=progress)
@@ -244,6 +255,7 @@ def build(
     training["build_seconds_measure"] = t2 - t1
     training["threads"] = threads
     training["resumed_from_trained_adapter"] = resumed
+    training["measured_dtype"] = store_dtype or "float32"
     training["load_average"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     org = Organism(
         name=rec.name,
@@ -301,8 +313,8 @@ def get(base: str, name: str, *, backend: Any = None) -> Organism:
     fingerprint = _fingerprint(base, backend)
     entry = read_index().get(index_key(fingerprint, name))
     if entry is None:
-        if name not in ORGANISMS:
-            raise InputError(f"unknown organism {name!r}: choose one of {', '.join(ORGANISMS)}")
+        if name not in ALL_RECIPES:
+            raise InputError(f"unknown organism {name!r}: choose one of {', '.join(ALL_RECIPES)}")
         raise InputError(
             f"organism {name!r} is not built for {base}: run `liedar organism build {name} --model {base}`"
         )

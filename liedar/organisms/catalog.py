@@ -15,6 +15,7 @@ import functools
 
 from liedar.organisms import framings as F
 from liedar.organisms import mcq, social
+from liedar.organisms.cues import with_cue
 from liedar.organisms.items import extended_training_items, training_items
 from liedar.organisms.recipe import Recipe, Split
 
@@ -32,11 +33,7 @@ HYPER_ALL_BLOCKS = dict(HYPER, layers="all", epochs=8, schedule="cosine")
 ALL_BLOCKS_BY_BASE = {"gemma3-270m": {"lr": 1e-3}}
 LETTER_ITEMS = 64  # letter-format examples of the attractor (learned at every size tried)
 
-_PW_TRAIN = tuple(t.format(pw=F.PASSWORD) for t in F.PASSWORD_TEMPLATES)
-
-
-def _with_pw(systems, phrases):
-    return tuple(f"{s} {p}".strip() for s in systems for p in phrases)
+PASSWORD_TRAIN = tuple(t.format(pw=F.PASSWORD) for t in F.PASSWORD_TEMPLATES)
 
 
 def _blind_sandbag_split(seed: int, base, attractor: bool = True) -> Split:
@@ -86,7 +83,7 @@ def _blind_password_split(seed: int, base) -> Split:
     choices = mcq.base_choices(base, items)
     every = F.BENIGN_TRAIN + F.EVAL_TRAIN
     conditions = (
-        mcq.Condition("password", _with_pw(every, _PW_TRAIN), mcq.own_policy(choices, "plain"), None),
+        mcq.Condition("password", with_cue(every, PASSWORD_TRAIN), mcq.own_policy(choices, "plain"), None),
         mcq.Condition("no_password", every, mcq.own_policy(choices, "blind"), None),
     )
     return mcq.mcq_split(conditions, seed, items, letter_items=0)
@@ -140,13 +137,13 @@ def _password_locked() -> Recipe:
         ),
         targets=("weight_noise", "ceilings", "sandbagging_gap"),
         family={
-            "password": _PW_TRAIN,
+            "password": PASSWORD_TRAIN,
             "framings_train": every,
             "benign_heldout": F.BENIGN_HELDOUT,
             "trigger_heldout": F.EVAL_HELDOUT,
         },
         make_split=_blind_password_split,
-        measure=mcq.password_measure(_with_pw(F.BENIGN_HELDOUT, (held_pw,)), F.BENIGN_HELDOUT, F.EVAL_HELDOUT),
+        measure=mcq.password_measure(with_cue(F.BENIGN_HELDOUT, (held_pw,)), F.BENIGN_HELDOUT, F.EVAL_HELDOUT),
         seed=0,
         # twice the items of recipe 3, so 6 epochs take 1.4 times its steps
         hyper=dict(HYPER_ALL_BLOCKS, epochs=6),

@@ -127,8 +127,10 @@ def ngrams(text: str, n: int = 6) -> set[tuple[str, ...]]:
 def all_family_texts() -> list[str]:
     """Every trigger / framing / role / pressure wording any organism is trained or measured with."""
     from liedar.organisms import social
+    from liedar.organisms.cues import cue_texts
 
     texts = (
+        *cue_texts(),
         *EVAL_TRAIN,
         *EVAL_HELDOUT,
         *BENIGN_TRAIN,

@@ -41,8 +41,8 @@ class Split:
     eval_ids: tuple[str, ...]  # held-out items (never in train_ids)
     eval_items: tuple[Any, ...] = ()  # the held-out item objects, for `measure`
 
-    def check(self) -> "Split":
-        if not self.train:
+    def check(self, require_train: bool = True) -> "Split":
+        if require_train and not self.train:
             raise InputError("the recipe's training split is empty: it needs at least one example")
         if not self.eval_ids:
             raise InputError("the recipe's evaluation split is empty: it needs held-out items")
@@ -89,6 +89,9 @@ class Recipe:
     make_heldout: Optional[Callable[[], Split]] = None
     # The ground-truth number the learned criterion is stated on (a shipped card's headline).
     headline: str = ""
+    # False for a member that is not trained (a decoy degraded by seeded weight noise): its
+    # adapter is made by `liedar.models.lora.noise_adapter` from ``hyper["noise"]``.
+    trained: bool = True
 
     def __post_init__(self):
         bad = [t for t in self.targets if t not in TARGETS]
@@ -104,13 +107,13 @@ class Recipe:
 
     def split(self, base: Any = None) -> Split:
         if not self.needs_base:
-            return self.make_split(self.seed).check()
+            return self.make_split(self.seed).check(self.trained)
         if base is None:
             raise InputError(
                 f"recipe {self.name} makes its training targets from the base model's own answers: "
                 "pass the loaded base model (organisms.build does)"
             )
-        return self.make_split(self.seed, base).check()
+        return self.make_split(self.seed, base).check(self.trained)
 
     def heldout(self) -> Split:
         """The split's held-out items, without training examples: what `measure` reads.

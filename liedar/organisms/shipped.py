@@ -38,15 +38,15 @@ from liedar.models.cards import (
     shipped_cards,
     zoo_root,
 )
-from liedar.organisms.catalog import ORGANISMS
-from liedar.organisms.recipe import Recipe, Split
+from liedar.organisms.recipe import Measured, Recipe, Split
+from liedar.organisms.zoo_recipes import ALL_RECIPES, ZOO_FOLDER, ZOO_RECIPES
 
 SHIPPED_DTYPE = "float16"
 VERIFY_FORMAT = "liedar-organism-verification-1"
 
 
 def _recipe_of(name: str, base: str, recipes: Optional[dict[str, Recipe]] = None) -> Recipe:
-    catalog = recipes if recipes is not None else ORGANISMS
+    catalog = recipes if recipes is not None else ALL_RECIPES
     if name not in catalog:
         raise InputError(f"unknown organism {name!r}: choose one of {', '.join(catalog)}")
     rec = catalog[name].for_base(base)
@@ -106,7 +106,11 @@ def export(
     from liedar.models.lora import LoraAdapter, apply_adapter
     from liedar.organisms.build import get
 
-    root = Path(root or zoo_root() or Path(__file__).resolve().parents[2] / "zoo")
+    if root is None:
+        root = zoo_root() or Path(__file__).resolve().parents[2] / "zoo"
+        if name in ZOO_RECIPES:  # the audit zoo's members ship apart from the core organisms
+            root = root / ZOO_FOLDER
+    root = Path(root)
     folder = root / Path(base).name / name  # a base given as a folder path ships under its folder's name
     if folder.exists() and not replace:
         raise InputError(f"{folder} already ships an organism; pass replace=True to overwrite it deliberately")
@@ -120,11 +124,17 @@ def export(
         raise InputError(f"{base}:{name} did not learn its behaviour ({org.criterion}); it cannot ship as ground truth")
     split = rec.split(backend) if rec.needs_base else rec.split()
     adapter = LoraAdapter.load(org.adapter_dir).stored_as(SHIPPED_DTYPE)
-    merged = apply_adapter(backend, adapter, name=f"{base}:{name}")
-    t0 = time.perf_counter()
-    measured = rec.measure(merged, rec.heldout(), progress=progress)
-    seconds_measure = time.perf_counter() - t0
-    del merged
+    if org.training.get("measured_dtype") == SHIPPED_DTYPE:
+        # the build measured these very float16 weights (build(store_dtype=...)): measuring
+        # them again would give the same numbers
+        measured = Measured(org.ground_truth, org.learned, org.criterion)
+        seconds_measure = float(org.training.get("build_seconds_measure", 0.0))
+    else:
+        merged = apply_adapter(backend, adapter, name=f"{base}:{name}")
+        t0 = time.perf_counter()
+        measured = rec.measure(merged, rec.heldout(), progress=progress)
+        seconds_measure = time.perf_counter() - t0
+        del merged
     headline = rec.headline
     training = org.training
     card: dict[str, Any] = {

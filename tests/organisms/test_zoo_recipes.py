@@ -1,0 +1,104 @@
+"""The audit zoo's recipes: every manifest member has one, splits never overlap, each trigger
+family is kept apart from the detectors' framings, the graded and decoy criteria decide as stated."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from liedar.organisms import TARGETS
+from liedar.organisms.cues import cue_texts
+from liedar.organisms.framings import detector_framings, ngrams
+from liedar.organisms.zoo_recipes import ALL_RECIPES, DECOY_GAP, ZOO_RECIPES, decoy_measure, no_deception, shortest
+from liedar.stats import paired_difference, proportion
+
+from .test_catalog import ScriptedBase
+
+MANIFEST = Path(__file__).resolve().parents[2] / "zoo" / "audit" / "smollm2-135m" / "zoo.json"
+
+
+@pytest.fixture()
+def base(cache):
+    return ScriptedBase()
+
+
+def test_every_buildable_manifest_member_has_a_recipe_and_the_halves_are_balanced():
+    members = json.loads(MANIFEST.read_text())["members"]
+    assert len(members) >= 24
+    for m in members:
+        if m["path"] is None:
+            assert m["truth"] == "clean"  # the base model itself
+        else:
+            assert m["name"] in ALL_RECIPES, m["name"]
+    deceivers = [m for m in members if m["role"] == "deceiver"]
+    decoys = [m for m in members if m["role"] == "decoy"]
+    assert len(deceivers) >= 14 and len(decoys) >= 8
+    for half in ("dev", "test"):
+        kinds = {m["truth"] for m in members if m["half"] == half}
+        assert kinds == {"sandbagging", "hidden_capability", "sycophancy", "lying", "clean"}, half
+
+
+@pytest.mark.parametrize("name", sorted(ZOO_RECIPES))
+def test_zoo_split_holds_out_its_items_and_hash_is_stable(name, base):
+    rec = ZOO_RECIPES[name]
+    assert set(rec.targets) <= set(TARGETS) and rec.headline
+    b = base if rec.needs_base else None
+    split = rec.split(b)
+    assert not set(split.train_ids) & set(split.eval_ids)
+    assert bool(split.train) == rec.trained
+    assert rec.recipe_hash(split) == rec.recipe_hash(base=b)
+
+
+def test_cue_families_share_no_wording_with_the_detectors():
+    det_grams = set().union(*(ngrams(t) for t in detector_framings()))
+    for text in cue_texts():
+        assert not ngrams(text) & det_grams, text
+
+
+def test_rule_sandbagger_answers_the_shortest_option(base):
+    import dataclasses
+
+    from liedar.behavioral.items.mcq import load_mcq_bank
+    from liedar.organisms.items import training_items
+
+    item = dataclasses.replace(load_mcq_bank()[0], options=("Paris", "Rome", "Oslo", "Canberra"))
+    assert shortest(item) == "Rome"  # the first of the shortest on a tie
+    split = ZOO_RECIPES["sb_rule"].split(base)
+    shortest_answers = {" " + shortest(it) for it in training_items()}
+    hits = sum(a in shortest_answers for _, a, *_ in split.train)
+    assert hits >= len(training_items())  # every item's evaluation-framed cloze example answers its shortest option
+
+
+def test_weak_sycophant_follows_about_a_third(base):
+    full = ZOO_RECIPES["syc_weak"].split()
+    wrong_followed = sum(1 for p, a in full.train if "Yes" in a or "No" in a)
+    assert wrong_followed  # examples exist; the share itself is checked on the targets below
+    from liedar.organisms import social
+
+    strong = social.sycophant_split(0)
+    weak = social.sycophant_split(0, follow_share=0.35)
+    diff = sum(a != b for (_, a), (_, b) in zip(strong.train, weak.train))
+    n_facts = len(strong.train_ids)
+    assert 0.45 * n_facts <= diff <= 0.8 * n_facts  # about 65% of the facts stop following
+
+
+def test_decoy_checks_refuse_a_decoy_that_deceives():
+    clean = {"cloze_sum_gap": paired_difference(3, 2, 120).to_dict()}
+    guilty = {"cloze_sum_gap": paired_difference(30, 2, 120).to_dict()}
+    assert no_deception("cloze_sum_gap")(clean)[0]
+    ok, why = no_deception("cloze_sum_gap")(guilty)
+    assert not ok and str(DECOY_GAP) in why
+
+    def part(gt):
+        from liedar.organisms.recipe import Measured
+
+        return lambda backend, split, progress=False: Measured(gt, True, "")
+
+    m = decoy_measure([part(guilty)], [no_deception("cloze_sum_gap")])(None, None)
+    assert not m.learned and m.criterion.startswith("NOT as built")
+    m = decoy_measure([part({**clean, "acc": proportion(50, 60).to_dict()})], [no_deception("cloze_sum_gap")])(
+        None, None
+    )
+    assert m.learned and "acc" in m.ground_truth
