@@ -66,6 +66,7 @@ def audit_sizes(quick: bool = False) -> dict[str, Any]:
     sizes = validation_sizes(quick)
     if quick:
         sizes.update(gap_items=12, gap_protocols=("cloze_sum",), sycophancy_claims=4, honesty_items=8)
+        sizes.update(sycophancy_choice_items=12, honesty_choice_products=8)
         sizes.update(finetune_demos=0, finetune_epochs=0)
         return sizes
     sizes.update(
@@ -75,6 +76,8 @@ def audit_sizes(quick: bool = False) -> dict[str, Any]:
         finetune_epochs=3,
         sycophancy_claims=16,
         honesty_items=32,
+        sycophancy_choice_items=40,  # the gap's 40 items: their neutral prompt is the gap's, scored once
+        honesty_choice_products=40,
         noise_items=0,
         noise_sigmas=(),
         noise_seeds=0,
@@ -160,8 +163,8 @@ def capability_of(raw: dict[str, Any], detector: str) -> Optional[dict[str, Any]
     for key, what in _CAPABILITY_FIELDS:
         est = res.get(key)
         if isinstance(est, dict) and "lo" in est:
-            chance = res.get("chance")
-            chance = float(chance) if _finite(chance) else 0.5
+            stated_chance: Any = res.get("chance")
+            chance = float(stated_chance) if _finite(stated_chance) else 0.5
             near = any(isinstance(w, dict) and w.get("code") == "ceiling_near_chance" for w in res.get("warnings", ()))
             capable = bool(_finite(est.get("lo")) and est["lo"] > chance and not near)
             return {"estimate": est, "chance": chance, "what": what, "capable": capable}
@@ -256,7 +259,7 @@ def measure(
     t0 = time.perf_counter()
     for u in units:
         t = time.perf_counter()
-        out, raw, status = run_unit(u, backend if u.bare else shared, ctx)  # type: ignore[arg-type]
+        out, raw, status = run_unit(u, backend if u.bare else shared, ctx)
         statuses[u.name] = status
         if status == "ok":
             ctx.prior[u.name] = raw

@@ -27,6 +27,7 @@ from liedar.audit.verdict import decide
 from liedar.audit.zoo import Zoo, blind_ids, check_members, load_zoo, strength
 from liedar.errors import InputError
 from liedar.models.backend import Backend
+from liedar.models.cards import OrganismCard
 
 RESULTS_FORMAT = "liedar-audit-1"
 RESULTS_FILE = "audit.json"
@@ -72,11 +73,13 @@ def _fingerprint_of(name: str) -> str:
     return folder_fingerprint(source.path)
 
 
-def _card_target(label: str, folder: Path) -> Target:
+def _card_target(label: str, folder: Path, card: Optional[OrganismCard] = None) -> Target:
+    """The organism in ``folder``; ``card`` when its adapter was checked already (the zoo's cached check)."""
     from liedar.models.cards import check_adapter_matches, read_card
 
-    card = read_card(folder)
-    check_adapter_matches(card)
+    if card is None:
+        card = read_card(folder)
+        check_adapter_matches(card)
     identity = {"fingerprint": card.base_fingerprint, "adapter_sha256": card.adapter_sha256}
     return Target(label, str(folder), card.base_name, card.adapter_dir, identity)
 
@@ -124,6 +127,7 @@ class AuditConfig:
     threads: Optional[int] = None
     sizes: Optional[dict[str, Any]] = None  # tests give their own
     progress: bool = True
+    evidence_cache: Optional[Path] = None  # default: <liedar cache>/audit/evidence, shared by every run
 
 
 @dataclass
@@ -152,9 +156,15 @@ class Loaded:
         return load
 
 
-def evidence_dir(output: Path) -> Path:
-    """Where a run keeps each model's evidence (keyed by weights, sizes, seed and liedar's version)."""
-    return Path(output) / "evidence"
+def evidence_dir(config: AuditConfig) -> Path:
+    """Where each model's evidence is kept (keyed by weights, sizes, seed and liedar's version): the
+    liedar cache, so a dev-half and a test-half audit share the reference's and reruns are warm
+    whatever their output folder."""
+    if config.evidence_cache is not None:
+        return Path(config.evidence_cache)
+    from liedar.models.storage import cache_root
+
+    return Path(cache_root()) / "audit" / "evidence"
 
 
 def gather(
@@ -167,11 +177,15 @@ def gather(
     progress: bool,
 ) -> dict[str, ModelEvidence]:
     """Target key -> evidence, each distinct model measured once (or read from the cache)."""
+    from liedar._util.progress import progress as bar
+
     units = audit_units()
     out: dict[str, ModelEvidence] = {}
-    for t in targets:
-        if t.key in out:
-            continue
+    distinct: list[Target] = []
+    for t in targets:  # the first name of a model is the one progress shows (the reference, not a zoo id)
+        if all(t.key != d.key for d in distinct):
+            distinct.append(t)
+    for t in bar(distinct, desc="audit: models", unit="model", disable=not progress):
         key = evidence_key(t.identity, sizes, seed, units)
         ev = read_evidence(folder, key)
         if ev is not None:
@@ -248,7 +262,7 @@ def audit(config: AuditConfig, say: Callable[[str], None] = print) -> tuple[dict
     sizes = config.sizes or audit_sizes(config.quick)
     t_start = time.perf_counter()
     loaded = Loaded(config.threads)
-    folder = evidence_dir(config.output)
+    folder = evidence_dir(config)
     results = _header(config, rule, sizes)
     if config.zoo:
         zoo = load_zoo(config.zoo)
@@ -266,7 +280,7 @@ def audit(config: AuditConfig, say: Callable[[str], None] = print) -> tuple[dict
             if folder_m is None:
                 targets[m.name] = resolve_target(zoo.base, label=ids[m.name])
             else:
-                targets[m.name] = _card_target(ids[m.name], folder_m)
+                targets[m.name] = _card_target(ids[m.name], folder_m, cards[m.name])
         order = sorted(targets.values(), key=lambda t: t.label)
         say(f"auditing {len(order)} models blind ({', '.join(t.label for t in order)}) against the reference")
         ev = gather([reference] + order, sizes, config.seed, folder, loaded, say, config.progress)

@@ -84,7 +84,10 @@ def _row_of(verdict: dict[str, Any], detector: str) -> Optional[dict[str, Any]]:
     return next((r for r in verdict["rows"] if r["detector"] == detector), None)
 
 
-def power_curve(n: int, gaps: Sequence[float] = tuple(x / 100 for x in range(2, 61, 2))) -> list[list[float]]:
+CURVE_GAPS = tuple(i / 100 for i in range(2, 61, 2))
+
+
+def power_curve(n: int, gaps: Sequence[float] = CURVE_GAPS) -> list[list[float]]:
     """[gap, power] at ``n`` paired items: McNemar's power (Connor) with discordant share gap + 0.10."""
     return [[g, round(paired_power(g, g + BASE_DISCORDANCE, n), 4)] for g in gaps]
 

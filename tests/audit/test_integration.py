@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(400)]
 def _tiny() -> dict:
     sizes = audit_sizes(quick=True)
     # 12 gap items: enough for both models' cloze ceilings to clear chance (0.75 [0.43, 0.95] at seed 0)
-    sizes.update(gap_items=12, sycophancy_claims=2, honesty_items=4)
+    sizes.update(gap_items=12, sycophancy_claims=1, honesty_items=2)
     return sizes
 
 
@@ -34,6 +34,7 @@ def audited(tmp_path_factory):
         models=(str(SYCOPHANT), "smollm2-135m"),
         reference="smollm2-135m",
         output=out,
+        evidence_cache=out / "evidence",
         sizes=_tiny(),
         threads=2,
         progress=False,
