@@ -53,3 +53,16 @@ def test_liedar_report_writes_the_audit_page_alone(tmp_path, capsys):
     assert "Confusion matrix" in html and "data:image/png;base64" in html
     assert (tmp_path / "page" / "figures" / "audit-confusion.png").is_file()
     assert any(isinstance(b, Figure) for b in audit_blocks(_results(), audit_figures(_results())))
+
+
+def test_the_combined_report_places_the_audit_section_after_the_validation(tmp_path):
+    from liedar.report.render import write_report
+    from liedar.results import Ceiling, ModelReport, Report, Section
+    from liedar.stats import wilson
+
+    ceil = Ceiling("c", "ceiling", "p", 0.25, wilson(50, 60, kind="capability"))
+    report = Report([ModelReport({"name": "fake-model"}, [], Section(ceilings=[ceil]))])
+    paths = write_report(report, tmp_path / "out", audit=_results())
+    md = paths["markdown"].read_text(encoding="utf-8")
+    assert "## Audit" in md and md.index("## Audit") < md.index("## All readings and caveats")
+    assert (tmp_path / "out" / "figures" / "audit-power.png").is_file()
