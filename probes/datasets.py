@@ -50,7 +50,49 @@ _FALSE = {"0", "false", "0.0", "f", "no"}
 
 @dataclass
 class StatementSet:
-    """Inputs with truth labels and the per-item metadata evaluation needs."""
+    """Inputs with truth labels and the per-item metadata evaluation needs.
+
+    Every loader returns one, so a probe, a CV split and a transfer test all read the same
+    rows, labels and groups. The metadata is what keeps the evaluation honest: ``group``
+    decides which rows must share a fold (a statement and its negated twin, rows about the
+    same entity), and ``topic`` / ``polarity`` are what the transfer tests hold out.
+    Arrays are checked to be one entry per input and labels to be 0 or 1.
+
+    Parameters
+    ----------
+    name : str
+        The set's name, shown in reports.
+    inputs : list of str or Dialogue
+        The statements (plain text) or dialogues (with a detect region).
+    labels : numpy.ndarray
+        Truth labels, 1 = true / honest, 0 = false / deceptive (probes fit `lie_labels`).
+    topic : numpy.ndarray
+        Topic per item (str).
+    polarity : numpy.ndarray
+        ``"affirmative"`` or ``"negated"`` per item.
+    style : numpy.ndarray
+        ``"plain"``, ``"instructed"``, ... per item.
+    group : numpy.ndarray
+        Group per item (str); items of one group always land in the same CV fold.
+    sources : list of str, optional
+        Where the rows came from (files, built-in set names).
+    notes : list of str, optional
+        What loading did to the rows (pairs grouped, duplicates dropped), said to the user.
+
+    Raises
+    ------
+    InputError
+        When an array's length differs from the number of inputs or a label is not 0/1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = StatementSet("demo", ["Paris is in France.", "Paris is in Peru."], np.array([1, 0]),
+    ...                  np.array(["geo", "geo"]), np.array(["affirmative"] * 2),
+    ...                  np.array(["plain"] * 2), np.array(["g0", "g0"]))
+    >>> len(s), s.lie_labels.tolist()
+    (2, [0, 1])
+    """
 
     name: str
     inputs: list[TextInput]
@@ -84,9 +126,27 @@ class StatementSet:
 
     @property
     def is_negated(self) -> np.ndarray:
+        """Boolean mask of the negated items (``polarity == "negated"``)."""
         return self.polarity == "negated"
 
     def subset(self, index: Union[np.ndarray, Sequence[int]], name: Optional[str] = None) -> "StatementSet":
+        """The items at ``index``, with their labels and metadata kept aligned.
+
+        Use it instead of slicing the arrays one by one, which is how labels end up
+        belonging to other rows.
+
+        Parameters
+        ----------
+        index : array-like of int or bool
+            Positions to keep, or a boolean mask of length ``len(self)``.
+        name : str, optional
+            Name of the new set; defaults to this set's name.
+
+        Returns
+        -------
+        StatementSet
+            A new set; sources and notes are copied.
+        """
         idx = np.asarray(index)
         if idx.dtype == bool:
             idx = np.flatnonzero(idx)
@@ -104,6 +164,27 @@ class StatementSet:
 
     @classmethod
     def concat(cls, sets: Sequence["StatementSet"], name: Optional[str] = None) -> "StatementSet":
+        """Several sets as one (what several ``--data`` arguments give).
+
+        Groups are kept as they are, so rows grouped within a set still share a fold.
+
+        Parameters
+        ----------
+        sets : sequence of StatementSet
+            The sets, in order.
+        name : str, optional
+            Name of the result; defaults to the names joined with ``+``.
+
+        Returns
+        -------
+        StatementSet
+            The rows of every set, in order, with their sources and notes.
+
+        Raises
+        ------
+        InputError
+            When ``sets`` is empty.
+        """
         if not sets:
             raise InputError("no statement sets to combine: give at least one --data")
         return cls(
@@ -119,6 +200,14 @@ class StatementSet:
         )
 
     def summary(self) -> dict:
+        """Counts to print or log before training.
+
+        Returns
+        -------
+        dict
+            ``name``, ``n``, ``n_true``, ``topics``, ``n_groups`` (the CV groups),
+            ``n_negated`` and ``sources``.
+        """
         return {
             "name": self.name,
             "n": len(self),
@@ -168,6 +257,49 @@ def load_csv(
     duplicate row is dropped, and without a ``group`` column true/false minimal pairs
     (`liedar.probes.pairing`) share a group while every other row is its own; each of these
     is said in ``notes``. ``tidy=False`` keeps the rows as they are (row-aligned sets).
+
+    Why the grouping matters: when the two halves of a minimal pair ("The sun rises in the
+    east." / "... in the west.") land in different folds, a probe learns the shared subject
+    and predicts the held-out twin's label backwards, so the CV AUROC reads *below* chance.
+
+    Parameters
+    ----------
+    path : str or Path
+        The CSV file; needs the columns ``statement`` and ``label`` (labels 1/0, true/false,
+        1.0/0.0).
+    topic : str, optional
+        Topic of rows without a ``topic`` column; defaults to the file's stem (without a
+        ``neg_`` prefix).
+    polarity : str, optional
+        Polarity of rows without a ``polarity`` column; ``negated`` for a ``neg_*.csv`` file,
+        else ``affirmative``.
+    style : str, default "plain"
+        Style of rows without a ``style`` column.
+    group_prefix : str, optional
+        Prefix of the group ids; defaults to the file's stem.
+    tidy : bool, default True
+        Check the rows (contradictions refused, exact duplicates dropped, minimal pairs grouped).
+
+    Returns
+    -------
+    StatementSet
+        The rows, with what tidying did in ``notes``.
+
+    Raises
+    ------
+    InputError
+        When the file is missing or empty, lacks a column, has a label in no accepted form, or
+        (with ``tidy``) labels one statement both true and false.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "mine.csv"
+    >>> _ = path.write_text("statement,label\\nThe sun rises in the east.,1\\n"
+    ...                     "The sun rises in the west.,0\\nWater is wet.,1\\n")
+    >>> s = load_csv(path)
+    >>> len(s), s.summary()["n_groups"]
+    (3, 2)
     """
     path = Path(path)
     if not path.is_file():
@@ -311,6 +443,27 @@ def load_truth_is_universal(
     Groups: a row and its negated twin share a group, and so do rows whose statements
     share a subject entity (the text before the verb, e.g. "The city of Krasnodar"), so
     "Krasnodar is in Russia" and "Krasnodar is in South Africa" never straddle folds.
+    The files are read from where they are, never copied into liedar.
+
+    Parameters
+    ----------
+    root : str or Path
+        The folder holding ``cities.csv`` (or its parent, holding ``truth_is_universal/``).
+    topics : iterable of str, optional
+        Topics to load, from ``TIU_TOPICS``; all six by default.
+    include_negated : bool, default True
+        Also load each topic's ``neg_*.csv`` twin.
+
+    Returns
+    -------
+    StatementSet
+        Named ``truth_is_universal``, topics in order, each followed by its negated twin.
+
+    Raises
+    ------
+    InputError
+        When the folder has no ``cities.csv``, a topic is unknown, or a negated file is not
+        row-aligned with its affirmative one.
     """
     folder = truth_is_universal_dir(root)
     parts = []
@@ -393,7 +546,39 @@ def _number_statements(seed: int, n_blocks: int = 40) -> list[tuple[str, int, st
 
 
 def builtin_set(name: str, seed: int = 0) -> StatementSet:
-    """A built-in statement set: capitals, elements, animals, numbers, or instructed."""
+    """A built-in statement set: capitals, elements, animals, numbers, or instructed.
+
+    The sets are generated so that no entity leaks across folds: false statements are built
+    inside blocks of two entities, each entity appears equally often in true and false
+    statements and nowhere else, and the whole block (with its negated twins) is one group.
+    A probe that memorises entity tokens therefore cannot score above chance by accident.
+
+    Parameters
+    ----------
+    name : str
+        ``"capitals"``, ``"elements"``, ``"animals"``, ``"numbers"`` or ``"instructed"``
+        (the latter is `instructed_pairs`).
+    seed : int, default 0
+        Seed of the block pairing (numbers: of the numbers drawn).
+
+    Returns
+    -------
+    StatementSet
+        Half true, half false, half negated; ``group`` is the block.
+
+    Raises
+    ------
+    InputError
+        When ``name`` is not a built-in set.
+
+    Examples
+    --------
+    >>> s = builtin_set("capitals")
+    >>> s.inputs[0], int(s.labels[0])
+    ('The capital of Hungary is Budapest.', 1)
+    >>> s.summary()["n"], s.summary()["n_groups"]
+    (240, 30)
+    """
     if name == "instructed":
         return instructed_pairs(seed=seed)
     if name == "numbers":
@@ -443,7 +628,31 @@ def _persona_pairs(name: str, rows: Iterable[tuple[str, str, str]], sources: lis
 
 
 def instructed_pairs(topics: Sequence[str] = ("capitals", "elements", "animals"), seed: int = 0) -> StatementSet:
-    """Honest vs deceptive persona asserting the same true fact (labels: 1 honest, 0 deceptive)."""
+    """Honest vs deceptive persona asserting the same true fact (labels: 1 honest, 0 deceptive).
+
+    The asserted text is identical in both halves of a pair, so a probe trained on these can
+    only learn the speaker's intent to deceive (a *lie* probe, after Zou et al. 2023), not
+    whether the content is false (a *truth* probe, which fires on honest mistakes).
+
+    Parameters
+    ----------
+    topics : sequence of str, default ("capitals", "elements", "animals")
+        Built-in fact sets whose true affirmative statements are asserted.
+    seed : int, default 0
+        Seed passed to `builtin_set`.
+
+    Returns
+    -------
+    StatementSet
+        Dialogues (persona instruction, then the assistant's assertion as the detect region);
+        both personas of a fact share a group.
+
+    Examples
+    --------
+    >>> s = instructed_pairs(topics=("capitals",))
+    >>> len(s), s.labels[:2].tolist()
+    (120, [1, 0])
+    """
     rows = []
     for name in topics:
         base = builtin_set(name, seed)
@@ -487,7 +696,34 @@ def apollo_instructed_pairs(facts_set: StatementSet, held_back: int = APOLLO_HEL
 
 
 def resolve_data(spec: str, seed: int = 0) -> StatementSet:
-    """One --data argument: a built-in set name, a .csv/.jsonl file, or a Truth-is-Universal folder."""
+    """One --data argument: a built-in set name, a .csv/.jsonl file, or a Truth-is-Universal folder.
+
+    The CLI and `train_lie_probe` take data in this one form, so a built-in set and a
+    user's file are interchangeable wherever a set is asked for.
+
+    Parameters
+    ----------
+    spec : str
+        A name from ``BUILTIN_SETS``, a path to a ``.csv`` (`load_csv`) or ``.jsonl`` file,
+        or a folder of Truth-is-Universal CSVs (`load_truth_is_universal`).
+    seed : int, default 0
+        Seed for a built-in set.
+
+    Returns
+    -------
+    StatementSet
+        The loaded set.
+
+    Raises
+    ------
+    InputError
+        When ``spec`` is none of these (or the file is malformed).
+
+    Examples
+    --------
+    >>> resolve_data("numbers").summary()["n"]
+    160
+    """
     if spec in BUILTIN_SETS:
         return builtin_set(spec, seed)
     path = Path(spec)

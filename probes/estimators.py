@@ -90,15 +90,78 @@ class _LinearProbe(ClassifierMixin, BaseEstimator):
 
     # ---- scoring ----------------------------------------------------------------------
     def decision_function(self, X: Any) -> np.ndarray:
-        """Score per row; higher = more likely ``classes_[1]`` (false / deceptive)."""
+        """Score per row; higher = more likely ``classes_[1]`` (false / deceptive).
+
+        The score is ``X @ coef_ + intercept_`` in the raw activation space, so it can be
+        computed anywhere one dot product fits (the inline monitor scores one token so).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Hidden states, the same width as at fit time.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_rows,)
+            Log-odds of false / deceptive.
+
+        Raises
+        ------
+        InputError
+            When X has the wrong width or non-finite values.
+        """
         X = self._validate_scoring(X)
         return X @ self.coef_ + self.intercept_[0]
 
     def predict_proba(self, X: Any) -> np.ndarray:
+        """Probability of each class per row: the sigmoid of `decision_function`.
+
+        Column 1 is ``classes_[1]`` (false / deceptive when fitted on lie labels), as in any
+        scikit-learn classifier, so ``predict_proba(X)[:, 1]`` is what to threshold or feed
+        to an AUROC.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Hidden states.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_rows, 2)
+            ``[P(classes_[0]), P(classes_[1])]`` per row.
+
+        Raises
+        ------
+        InputError
+            When X has the wrong width or non-finite values.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> y = np.repeat([0, 1], 20)  # lie labels: 1 = false / deceptive
+        >>> X = rng.normal(size=(40, 8))
+        >>> X[:, 0] += 3 * y  # hidden states where feature 0 carries the lie
+        >>> probe = MassMeanProbe().fit(X, y)
+        >>> probe.predict_proba(X[[0, -1]]).round(2).tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+        """
         p = _sigmoid(self.decision_function(X))
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X: Any) -> np.ndarray:
+        """The class per row: ``classes_[1]`` where `decision_function` is above 0.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Hidden states.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_rows,)
+            Labels from ``classes_``.
+        """
         flagged = (self.decision_function(X) > 0).astype(int)
         return self.classes_[flagged]
 
@@ -120,12 +183,39 @@ class _LinearProbe(ClassifierMixin, BaseEstimator):
 
     # ---- plain-array state for probes.io ---------------------------------------------
     def learned_state(self) -> Optional[dict[str, np.ndarray]]:
-        """The fitted arrays (None when unfitted); what `probes.io.save_probe` stores."""
+        """The fitted arrays (None when unfitted); what `probes.io.save_probe` stores.
+
+        Plain arrays instead of a pickle: a saved probe can be loaded without running code
+        from the file.
+
+        Returns
+        -------
+        dict of str to numpy.ndarray or None
+            ``coef_``, ``intercept_``, ``classes_``, ``direction_`` and the probe's own
+            fitted arrays.
+        """
         if not hasattr(self, "coef_"):
             return None
         return {k: np.asarray(getattr(self, k)) for k in _STATE_ATTRS + self._extra_state}
 
     def restore_state(self, arrays: dict[str, np.ndarray]) -> "_LinearProbe":
+        """Make this probe fitted from arrays saved by `learned_state`.
+
+        Parameters
+        ----------
+        arrays : dict of str to numpy.ndarray
+            The saved arrays (what `learned_state` returned).
+
+        Returns
+        -------
+        probe
+            This probe, ready to score.
+
+        Raises
+        ------
+        InputError
+            When an array the probe needs is missing.
+        """
         for k in _STATE_ATTRS + self._extra_state:
             if k not in arrays:
                 raise InputError(f"saved probe lacks the array {k!r}: the file is damaged or from another tool")
@@ -144,6 +234,34 @@ class LogisticProbe(_LinearProbe):
 
     ``fit(X, y, groups=None)``: with ``groups`` the inner folds are group-aware so that a
     statement's twin never helps choose C for itself.
+
+    The default choice when unsure: standardising keeps a few high-variance activation
+    dimensions from dominating, and choosing C inside the training data keeps the held-out
+    score honest. The fitted probe is still linear in the raw activations (``coef_``).
+
+    Parameters
+    ----------
+    Cs : sequence of float, default (1e-3, 1e-2, 1e-1, 1.0, 10.0)
+        Inverse regularisation strengths to choose from (one value: no inner CV).
+    cv : int, default 5
+        Number of inner folds used to choose C.
+    max_iter : int, default 2000
+        Iterations of the logistic regression solver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 20)  # lie labels: 1 = false / deceptive
+    >>> X = rng.normal(size=(40, 8))
+    >>> X[:, 0] += 3 * y  # hidden states where feature 0 carries the lie
+    >>> probe = LogisticProbe().fit(X, y)
+    >>> probe.predict(X[[0, -1]]).tolist()
+    [0, 1]
+    >>> probe.score(X, y) > 0.9  # accuracy, as for any scikit-learn classifier
+    True
+    >>> probe.coef_.shape, float(probe.C_) in probe.Cs
+    ((8,), True)
     """
 
     _extra_state = ("mean_", "scale_", "C_")
@@ -154,6 +272,28 @@ class LogisticProbe(_LinearProbe):
         self.max_iter = max_iter
 
     def fit(self, X: Any, y: Any, groups: Optional[Sequence] = None) -> "LogisticProbe":
+        """Fit on hidden states and lie labels, choosing C by inner CV on this data only.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Hidden states.
+        y : array-like of shape (n_rows,)
+            Binary labels; use lie labels (1 = false / deceptive) so higher scores mean lies.
+        groups : array-like of shape (n_rows,), optional
+            Group per row; the inner folds then keep each group together.
+
+        Returns
+        -------
+        LogisticProbe
+            This probe, fitted (``coef_``, ``intercept_``, ``direction_``, ``C_``).
+
+        Raises
+        ------
+        InputError
+            When X or y are malformed, y has one class or more than two, or ``groups`` has
+            a different length.
+        """
         X, y01 = self._validate_training(X, y)
         groups = self._check_side_info("groups", groups, X.shape[0])
         self.mean_ = X.mean(axis=0)
@@ -198,12 +338,50 @@ class MassMeanProbe(_LinearProbe):
     Ledoit-Wolf shrunk within-class covariance — corrects for directions of large
     label-irrelevant variance. The offset and scale come from a 1-D logistic fit on the
     training projections, so ``predict_proba`` is calibrated on training data.
+
+    No hyper-parameter to tune and no solver: a strong baseline that generalises well
+    across topics, where a logistic probe can latch onto topic-specific dimensions.
+
+    Parameters
+    ----------
+    covariance : {"none", "within"}, default "none"
+        ``"within"`` corrects the direction by the shrunk within-class covariance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 20)  # lie labels: 1 = false / deceptive
+    >>> X = rng.normal(size=(40, 8))
+    >>> X[:, 0] += 3 * y  # hidden states where feature 0 carries the lie
+    >>> probe = MassMeanProbe(covariance="within").fit(X, y)
+    >>> probe.predict(X[[0, -1]]).tolist(), probe.score(X, y)
+    ([0, 1], 1.0)
     """
 
     def __init__(self, covariance: str = "none"):
         self.covariance = covariance
 
     def fit(self, X: Any, y: Any) -> "MassMeanProbe":
+        """Fit the mean-difference direction, then its scale and offset on the training data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Hidden states.
+        y : array-like of shape (n_rows,)
+            Binary labels (lie labels: 1 = false / deceptive).
+
+        Returns
+        -------
+        MassMeanProbe
+            This probe, fitted.
+
+        Raises
+        ------
+        InputError
+            When ``covariance`` is not ``"none"`` or ``"within"``, or X / y are malformed.
+        """
         if self.covariance not in ("none", "within"):
             raise InputError(f"covariance={self.covariance!r}: use 'none' or 'within'")
         X, y01 = self._validate_training(X, y)
@@ -226,6 +404,27 @@ class TTPD(_LinearProbe):
     polarity-sensitive τ_P; a logistic regression on the polarity labels gives the polarity
     direction. The classifier is a logistic regression on the two projections
     (X·τ_G, X·polarity direction). Without both polarities it reduces to the projection on τ_G.
+
+    Why: a plain probe trained on affirmative statements often flips on negated ones
+    ("X is not Y"); separating the polarity-sensitive part is what lets the truth direction
+    transfer across polarity.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        Inverse regularisation of the polarity regression and of the final classifier.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 20)  # lie labels: 1 = false / deceptive
+    >>> X = rng.normal(size=(40, 8))
+    >>> X[:, 0] += 3 * y  # hidden states where feature 0 carries the lie
+    >>> polarity = np.tile([1, 0], 20)  # 1 affirmative, 0 negated
+    >>> probe = TTPD().fit(X, y, polarity=polarity)
+    >>> probe.truth_direction_.shape
+    (8,)
     """
 
     _extra_state = ("truth_direction_", "polarity_direction_")
@@ -234,6 +433,30 @@ class TTPD(_LinearProbe):
         self.C = C
 
     def fit(self, X: Any, y: Any, polarity: Optional[Sequence] = None, topic: Optional[Sequence] = None) -> "TTPD":
+        """Fit the truth and polarity directions, then the classifier on their projections.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Hidden states.
+        y : array-like of shape (n_rows,)
+            Binary labels (lie labels: 1 = false / deceptive).
+        polarity : array-like of shape (n_rows,), optional
+            1 for affirmative, 0 or -1 for negated rows; without both polarities only the
+            truth direction is learned.
+        topic : array-like of shape (n_rows,), optional
+            Topic per row; activations are centred per topic.
+
+        Returns
+        -------
+        TTPD
+            This probe, fitted (``direction_`` is the truth direction).
+
+        Raises
+        ------
+        InputError
+            When X / y are malformed or a side array has a different length.
+        """
         X, y01 = self._validate_training(X, y)
         n = X.shape[0]
         pol = self._check_side_info("polarity", polarity, n)
@@ -283,12 +506,53 @@ class LATProbe(_LinearProbe):
     random signs (as in RepE) so the component is found without using its sign; the sign is
     then set so that false/deceptive rows score higher, and the offset/scale are fitted on
     the training projections.
+
+    Made for paired data (`instructed_pairs`): the difference within a pair cancels what
+    both rows share (the fact asserted), leaving the speaker's intent.
+
+    Parameters
+    ----------
+    random_state : int, default 0
+        Seed of the random pairing (when no pairs are given) and of the difference signs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 20)  # lie labels: 1 = false / deceptive
+    >>> X = rng.normal(size=(40, 8))
+    >>> X[:, 0] += 3 * y  # hidden states where feature 0 carries the lie
+    >>> probe = LATProbe().fit(X, y)
+    >>> probe.predict(X[[0, -1]]).tolist()
+    [0, 1]
     """
 
     def __init__(self, random_state: int = 0):
         self.random_state = random_state
 
     def fit(self, X: Any, y: Any, pairs: Optional[np.ndarray] = None) -> "LATProbe":
+        """Fit the first principal component of pair differences, signed so lies score higher.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Hidden states.
+        y : array-like of shape (n_rows,)
+            Binary labels (lie labels: 1 = false / deceptive).
+        pairs : numpy.ndarray of shape (m, 2), optional
+            Row indices (deceptive row, honest row); random pairs of a false and a true row
+            when omitted.
+
+        Returns
+        -------
+        LATProbe
+            This probe, fitted.
+
+        Raises
+        ------
+        InputError
+            When ``pairs`` is not an [m, 2] array of valid row indices or X / y are malformed.
+        """
         X, y01 = self._validate_training(X, y)
         rng = np.random.default_rng(self.random_state)
         if pairs is None:
@@ -322,6 +586,24 @@ class BuergerTTPD(TTPD):
     ``X_c ≈ t·t_G + (t·p)·t_P`` with t, p = ±1. Without both polarities only t_G is learned
     (as in their code when every polarity is 0). A `TTPD` subclass so that
     `probes.evaluation.fit_probe` hands it polarity and topic.
+
+    Parameters
+    ----------
+    polarity_C : float, default 0.1
+        Inverse regularisation of the polarity-direction regression.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 20)  # lie labels: 1 = false / deceptive
+    >>> X = rng.normal(size=(40, 8))
+    >>> X[:, 0] += 3 * y  # hidden states where feature 0 carries the lie
+    >>> polarity = np.tile([1, 0], 20)
+    >>> topic = np.repeat(["cities", "animals"], 20)
+    >>> probe = BuergerTTPD().fit(X, y, polarity=polarity, topic=topic)
+    >>> probe.predict(X[[0, -1]]).tolist()
+    [0, 1]
     """
 
     def __init__(self, polarity_C: float = 0.1):
@@ -330,6 +612,29 @@ class BuergerTTPD(TTPD):
     def fit(
         self, X: Any, y: Any, polarity: Optional[Sequence] = None, topic: Optional[Sequence] = None
     ) -> "BuergerTTPD":
+        """Fit as the authors' code does: centre per (topic, polarity), OLS, unpenalised classifier.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Hidden states.
+        y : array-like of shape (n_rows,)
+            Binary labels (lie labels: 1 = false / deceptive).
+        polarity : array-like of shape (n_rows,), optional
+            1 for affirmative, 0 or -1 for negated rows; all affirmative when omitted.
+        topic : array-like of shape (n_rows,), optional
+            Topic (dataset file) per row.
+
+        Returns
+        -------
+        BuergerTTPD
+            This probe, fitted.
+
+        Raises
+        ------
+        InputError
+            When X / y are malformed or a side array has a different length.
+        """
         X, y01 = self._validate_training(X, y)
         n = X.shape[0]
         pol = self._check_side_info("polarity", polarity, n)
@@ -353,7 +658,31 @@ PROBE_TYPES: tuple[type, ...] = (LogisticProbe, MassMeanProbe, TTPD, LATProbe, B
 
 
 def make_probe(name: str) -> _LinearProbe:
-    """Build a probe from a short CLI name: logistic, mass-mean, mass-mean-cov, ttpd, lat."""
+    """Build a probe from a short CLI name: logistic, mass-mean, mass-mean-cov, ttpd, lat.
+
+    The names are the CLI's ``--probe`` values, so a script can pick the same estimator a
+    command line did.
+
+    Parameters
+    ----------
+    name : str
+        One of ``PROBE_NAMES``.
+
+    Returns
+    -------
+    probe
+        An unfitted estimator with default settings.
+
+    Raises
+    ------
+    InputError
+        When ``name`` is unknown.
+
+    Examples
+    --------
+    >>> make_probe("mass-mean-cov")
+    MassMeanProbe(covariance='within')
+    """
     table = {
         "logistic": LogisticProbe,
         "mass-mean": MassMeanProbe,

@@ -77,6 +77,45 @@ def auroc(
     """AUROC of ``scores`` for the positive class (1 = false / deceptive) with an interval.
 
     Without ``groups``: DeLong. With ``groups``: percentile cluster bootstrap over groups.
+
+    A point AUROC on a few dozen statements can be off by 0.1 or more; the interval says
+    by how much. Pass ``groups`` whenever items are correlated (a statement and its negated
+    twin): DeLong assumes independent items and would report an interval too narrow.
+
+    Parameters
+    ----------
+    scores : array-like of float
+        One score per item; higher = more likely false / deceptive.
+    lie_labels : array-like of {0, 1}
+        1 = false / deceptive (the positive class), 0 = true / honest.
+    groups : array-like, optional
+        Group per item; switches to a cluster bootstrap over groups.
+    seed : int or numpy.random.Generator, default 0
+        Seed of the bootstrap.
+    n_boot : int, default 1000
+        Bootstrap resamples.
+    confidence : float, default 0.95
+        Coverage of the interval.
+
+    Returns
+    -------
+    Estimate
+        ``kind="quality"``, method ``"delong"`` or ``"cluster-bootstrap"``; ``extra`` holds
+        ``n_pos``, ``n_neg`` (and ``n_groups``, ``n_boot``).
+
+    Raises
+    ------
+    InputError
+        When lengths differ, a score is not finite, a label is not 0/1, or one class is
+        missing.
+
+    Examples
+    --------
+    >>> est = auroc([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1])
+    >>> print(est)
+    0.750 [0.057, 1.000] (n=4, delong)
+    >>> f"{est:.2f}", est.method
+    ('0.75', 'delong')
     """
     s, y, pos, neg = _split_scores(scores, lie_labels)
     value = _auc_value(pos, neg)
@@ -151,7 +190,40 @@ def accuracy_at(scores: Any, lie_labels: Any, threshold: float) -> Estimate:
 
 def recall_at_fpr(control_scores: Any, positive_scores: Any, fpr: float = 0.01) -> Estimate:
     """Apollo's metric: threshold = the (1 - fpr) quantile of control (honest) scores;
-    recall = share of deceptive items scoring above it (Wilson interval)."""
+    recall = share of deceptive items scoring above it (Wilson interval).
+
+    What a monitor deployed at a fixed false-alarm rate would catch. AUROC averages over
+    every threshold; this reads the one that matters in use. With fewer than ``1 / fpr``
+    control items the threshold is noisy, and the note says so.
+
+    Parameters
+    ----------
+    control_scores : array-like of float
+        Scores of honest (control) items; they fix the threshold.
+    positive_scores : array-like of float
+        Scores of deceptive items.
+    fpr : float, default 0.01
+        False-positive rate allowed on the control items, in (0, 1).
+
+    Returns
+    -------
+    Estimate
+        The recall with a Wilson interval; ``extra`` holds ``threshold``, ``fpr``,
+        ``n_control`` and ``control_fpr_observed``.
+
+    Raises
+    ------
+    InputError
+        When either set is empty, ``fpr`` is outside (0, 1), or a score is not finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> est = recall_at_fpr(rng.normal(size=200), rng.normal(size=50) + 3, fpr=0.05)
+    >>> print(est)
+    0.900 [0.786, 0.957] (n=50, wilson) — threshold = 95th percentile of 200 control scores
+    """
     c = np.asarray(control_scores, dtype=float).ravel()
     p = np.asarray(positive_scores, dtype=float).ravel()
     if c.size == 0 or p.size == 0:
@@ -285,7 +357,51 @@ def cross_validated(
 ) -> ProbeScore:
     """In-distribution score: pooled out-of-fold scores over group-aware folds; each fold's
     threshold comes from its own training scores. ``always_train`` (activations, set) joins
-    every fold's training data and is never scored (a training mix scored on one part)."""
+    every fold's training data and is never scored (a training mix scored on one part).
+
+    Folds never split a group, so a statement's negated twin or minimal-pair partner is
+    never in the training part when it is scored; splitting them is what makes a probe
+    score *below* chance on data it should separate.
+
+    Parameters
+    ----------
+    factory : str or callable
+        A probe name for `make_probe` (``"logistic"``, ``"mass-mean"``, ...) or a
+        zero-argument callable returning an unfitted probe.
+    X : numpy.ndarray of shape (n_items, n_features)
+        Hidden states, one row per statement.
+    statements : StatementSet
+        The statements (labels and groups).
+    n_splits : int, default 5
+        Number of group folds.
+    seed : int, default 0
+        Seed of the fold assignment and of the AUROC bootstrap.
+    always_train : tuple of (numpy.ndarray, StatementSet), optional
+        Extra training data added to every fold and never scored.
+
+    Returns
+    -------
+    ProbeScore
+        AUROC (cluster bootstrap over groups) and accuracy of the pooled out-of-fold scores.
+
+    Raises
+    ------
+    InputError
+        When X and ``statements`` differ in length, or there are too few groups to fold.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from liedar.probes import StatementSet, builtin_set
+    >>> s = StatementSet.concat([builtin_set("numbers"), builtin_set("capitals")])
+    >>> X = np.random.default_rng(0).normal(size=(len(s), 8))
+    >>> X[:, 0] += 2 * s.lie_labels  # stand-in hidden states: feature 0 carries the lie
+    >>> score = cross_validated("mass-mean", X, s)
+    >>> print(score.auroc)
+    0.932 [0.911, 0.953] (n=400, cluster-bootstrap)
+    >>> score.note
+    '5-fold group CV, pooled out-of-fold scores'
+    """
     if X.shape[0] != len(statements):
         raise InputError(f"{X.shape[0]} activation rows but {len(statements)} statements")
     oof = np.empty(len(statements))
@@ -338,7 +454,55 @@ def transfer_matrix(
     """Train on each value of ``by`` (topic, polarity, style), test on every value.
 
     The cells are independent seeded fits: ``n_jobs`` runs them in joblib processes and
-    ``use_ray`` as Ray tasks (probes.parallel), with the serial run's numbers."""
+    ``use_ray`` as Ray tasks (probes.parallel), with the serial run's numbers.
+
+    A probe that only works on the topic it was trained on has learned the topic, not
+    truth; the off-diagonal cells show it. Diagonal cells are group CV; off-diagonal cells
+    train on one value and test on another, dropping test items whose group was trained on.
+
+    Parameters
+    ----------
+    factory : str or callable
+        A probe name for `make_probe` (``"logistic"``, ``"mass-mean"``, ...) or a
+        zero-argument callable returning an unfitted probe.
+    X : numpy.ndarray of shape (n_items, n_features)
+        Hidden states, one row per statement.
+    statements : StatementSet
+        The statements.
+    by : {"topic", "polarity", "style"}, default "topic"
+        The metadata field whose values are the rows and columns.
+    n_splits : int, default 5
+        Folds of the diagonal cells.
+    seed : int, default 0
+        Seed of folds and bootstraps.
+    probe_name : str, optional
+        Name shown for the probe; defaults to ``str(factory)``.
+    n_jobs : int, default 1
+        Processes to run the cells in.
+    use_ray : bool, default False
+        Run the cells as Ray tasks.
+
+    Returns
+    -------
+    TransferMatrix
+        AUROC (and accuracy) per (train, test) cell; None where a cell cannot be measured.
+
+    Raises
+    ------
+    InputError
+        When ``by`` has fewer than two values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from liedar.probes import StatementSet, builtin_set
+    >>> s = StatementSet.concat([builtin_set("numbers"), builtin_set("capitals")])
+    >>> X = np.random.default_rng(0).normal(size=(len(s), 8))
+    >>> X[:, 0] += 2 * s.lie_labels  # stand-in hidden states: feature 0 carries the lie
+    >>> m = transfer_matrix("mass-mean", X, s, by="topic")
+    >>> m.train
+    ['capitals', 'numbers']
+    """
     key = np.asarray(getattr(statements, by))
     names = sorted(set(key.tolist()))
     if len(names) < 2:
@@ -410,7 +574,39 @@ def style_transfer(
 def leave_one_topic_out(
     factory: ProbeFactory, X: np.ndarray, statements: StatementSet, *, seed: int = 0
 ) -> dict[str, ProbeScore]:
-    """Train on all other topics (affirmative + negated), test on the held-out topic."""
+    """Train on all other topics (affirmative + negated), test on the held-out topic.
+
+    The question a user with a new topic asks: does the probe work on statements about
+    something it never saw?
+
+    Parameters
+    ----------
+    factory : str or callable
+        A probe name for `make_probe` (``"logistic"``, ``"mass-mean"``, ...) or a
+        zero-argument callable returning an unfitted probe.
+    X : numpy.ndarray of shape (n_items, n_features)
+        Hidden states, one row per statement.
+    statements : StatementSet
+        The statements; needs at least two topics.
+    seed : int, default 0
+        Seed of the AUROC bootstrap.
+
+    Returns
+    -------
+    dict of str to ProbeScore
+        One score per held-out topic.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from liedar.probes import StatementSet, builtin_set
+    >>> s = StatementSet.concat([builtin_set("numbers"), builtin_set("capitals")])
+    >>> X = np.random.default_rng(0).normal(size=(len(s), 8))
+    >>> X[:, 0] += 2 * s.lie_labels  # stand-in hidden states: feature 0 carries the lie
+    >>> scores = leave_one_topic_out("mass-mean", X, s)
+    >>> {topic: round(sc.auroc.value, 2) for topic, sc in scores.items()}
+    {'capitals': 0.93, 'numbers': 0.93}
+    """
     out = {}
     for topic, train, test in leave_one_out(statements.topic):
         out[topic] = train_test(
@@ -424,7 +620,38 @@ def polarity_transfer(
 ) -> dict[str, ProbeScore]:
     """Train on affirmative statements of half the groups; test on the other half's
     affirmative statements (reference) and negated statements (transfer to negation).
-    Halves are group-disjoint, so a test statement's twin was never seen in training."""
+    Halves are group-disjoint, so a test statement's twin was never seen in training.
+
+    Probes trained on affirmative statements often invert on negated ones; comparing the
+    two cells shows whether this one does.
+
+    Parameters
+    ----------
+    factory : str or callable
+        A probe name for `make_probe` (``"logistic"``, ``"mass-mean"``, ...) or a
+        zero-argument callable returning an unfitted probe.
+    X : numpy.ndarray of shape (n_items, n_features)
+        Hidden states, one row per statement.
+    statements : StatementSet
+        The statements, with both polarities.
+    seed : int, default 0
+        Seed of the group split and of the AUROC bootstrap.
+
+    Returns
+    -------
+    dict of str to ProbeScore
+        ``"affirmative->affirmative"`` and ``"affirmative->negated"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from liedar.probes import StatementSet, builtin_set
+    >>> s = StatementSet.concat([builtin_set("numbers"), builtin_set("capitals")])
+    >>> X = np.random.default_rng(0).normal(size=(len(s), 8))
+    >>> X[:, 0] += 2 * s.lie_labels  # stand-in hidden states: feature 0 carries the lie
+    >>> sorted(polarity_transfer("mass-mean", X, s))
+    ['affirmative->affirmative', 'affirmative->negated']
+    """
     first, second = group_split(statements.group, (0.5, 0.5), seed)
     S_a, S_b = statements.subset(first), statements.subset(second)
     X_a, X_b = X[first], X[second]
@@ -453,7 +680,55 @@ def layer_sweep(
     """Fit per layer on a group-aware train part; choose the layer by validation AUROC.
 
     Layers are independent seeded fits: ``n_jobs`` / ``use_ray`` run them in parallel
-    (probes.parallel) with the serial run's numbers."""
+    (probes.parallel) with the serial run's numbers.
+
+    The layer is chosen on a validation part and the test AUROC is read on a third part,
+    so the reported number is not the best of many tries on the same data.
+
+    Parameters
+    ----------
+    factory : str or callable
+        A probe name for `make_probe` (``"logistic"``, ``"mass-mean"``, ...) or a
+        zero-argument callable returning an unfitted probe.
+    X_layers : numpy.ndarray of shape (n_items, n_layers, n_features)
+        Hidden states per statement and layer.
+    layers : sequence of int
+        The layer numbers of the second axis.
+    statements : StatementSet
+        The statements.
+    fractions : sequence of float, default (0.6, 0.2, 0.2)
+        Train / validation / test shares (by group).
+    seed : int, default 0
+        Seed of the split and of the AUROC bootstraps.
+    probe_name : str, optional
+        Name shown for the probe; defaults to ``str(factory)``.
+    n_jobs : int, default 1
+        Processes to run the layers in.
+    use_ray : bool, default False
+        Run the layers as Ray tasks.
+
+    Returns
+    -------
+    LayerSweep
+        Test AUROC per layer, validation AUROC per layer and the chosen layer.
+
+    Raises
+    ------
+    InputError
+        When ``X_layers`` does not match the statements and layers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from liedar.probes import StatementSet, builtin_set
+    >>> s = StatementSet.concat([builtin_set("numbers"), builtin_set("capitals")])
+    >>> X = np.random.default_rng(0).normal(size=(len(s), 8))
+    >>> X[:, 0] += 2 * s.lie_labels  # stand-in hidden states: feature 0 carries the lie
+    >>> noise = np.random.default_rng(1).normal(size=X.shape)
+    >>> sweep = layer_sweep("mass-mean", np.stack([X, noise], axis=1), [6, 12], s)
+    >>> sweep.chosen_layer
+    6
+    """
     X_layers = np.asarray(X_layers)
     if X_layers.ndim != 3 or X_layers.shape[1] != len(layers) or X_layers.shape[0] != len(statements):
         raise InputError(

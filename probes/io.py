@@ -36,7 +36,45 @@ _META_KEY = "__liedar_probe__"
 
 @dataclass
 class ProbeMetadata:
-    """Everything needed to use a saved probe correctly on the right model."""
+    """Everything needed to use a saved probe correctly on the right model.
+
+    A direction in one model's residual stream means nothing in another's; the fingerprint
+    and width stored here let `load_probe` refuse a probe for the wrong model instead of
+    returning meaningless scores.
+
+    Parameters
+    ----------
+    model_name : str
+        Name of the model the probe was trained on.
+    model_fingerprint : str
+        The backend's fingerprint of that model's weights.
+    layer : int
+        The hidden-state layer the probe reads.
+    position : str
+        Token pooling: ``"last"`` or ``"mean"``.
+    d_model : int
+        Width of the hidden states.
+    probe_type : str, optional
+        Estimator class name; filled by `save_probe`.
+    positive_class : str, default "false"
+        Higher ``decision_function`` means false / deceptive.
+    training_sets : list of str, optional
+        Names of the sets trained on.
+    metrics : dict, optional
+        Measured quality (AUROC, accuracy, counts) as dictionaries.
+    threshold : float, optional
+        Decision threshold chosen on training or calibration data.
+    liedar_version : str, optional
+        liedar version that wrote the probe.
+    extra : dict, optional
+        Anything else (seed, threshold rule, evaluation).
+
+    Examples
+    --------
+    >>> meta = ProbeMetadata("smollm2-135m", "ab12", layer=12, position="last", d_model=576)
+    >>> ProbeMetadata.from_dict(meta.to_dict()) == meta
+    True
+    """
 
     model_name: str
     model_fingerprint: str
@@ -52,10 +90,29 @@ class ProbeMetadata:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            One key per field.
+        """
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "ProbeMetadata":
+        """Rebuild from `to_dict` output; unknown keys (from another liedar version) are ignored.
+
+        Parameters
+        ----------
+        d : dict
+            The fields.
+
+        Returns
+        -------
+        ProbeMetadata
+            The record.
+        """
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in d.items() if k in known})
 
@@ -79,6 +136,45 @@ def save_probe(path: Union[str, Path], probe: Any, metadata: ProbeMetadata) -> P
     """Write ``probe`` (a fitted liedar estimator) and ``metadata`` to ``path`` (.npz).
 
     Returns the path written. Raises InputError for an unfitted or foreign estimator.
+
+    The file holds plain arrays and JSON only (no pickle), so whoever loads it runs no code
+    from it; it is written atomically, so an interrupted save never leaves half a probe.
+
+    Parameters
+    ----------
+    path : str or Path
+        Where to write; ``.npz`` is appended when missing.
+    probe : estimator
+        A fitted liedar probe (`LogisticProbe`, `MassMeanProbe`, `TTPD`, `LATProbe`,
+        `BuergerTTPD`).
+    metadata : ProbeMetadata
+        Its model, layer and width; ``d_model`` must match the probe's width.
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Raises
+    ------
+    InputError
+        When the probe is not a liedar probe, is unfitted, or its width differs from
+        ``metadata.d_model``.
+
+    Examples
+    --------
+    >>> import tempfile, numpy as np
+    >>> from liedar.probes import MassMeanProbe
+    >>> X = np.random.default_rng(0).normal(size=(20, 4))
+    >>> X[10:, 0] += 3
+    >>> probe = MassMeanProbe().fit(X, [0] * 10 + [1] * 10)
+    >>> meta = ProbeMetadata("toy", "ab12", layer=3, position="last", d_model=4)
+    >>> path = save_probe(tempfile.mkdtemp() + "/toy", probe, meta)
+    >>> path.name
+    'toy.npz'
+    >>> loaded, meta2 = load_probe(path, expect_d_model=4)
+    >>> meta2.probe_type, bool(np.allclose(loaded.coef_, probe.coef_))
+    ('MassMeanProbe', True)
     """
     path = probe_path(path)
     cls_name = type(probe).__name__
@@ -118,6 +214,37 @@ def load_probe(
     header, metadata of the wrong shape, constructor parameters the class does not take,
     arrays of the wrong shape, NaN or infinite coefficients or threshold — is refused with
     one line (`InputError` / `IncompatibleError`) naming the file; nothing else escapes.
+
+    Pass the loaded model's fingerprint and width: a probe trained on another model loads
+    without complaint otherwise and scores noise.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.npz`` file `save_probe` (or `liedar probe train`) wrote.
+    expect_fingerprint : str, optional
+        The loaded model's fingerprint (``backend.fingerprint``); refused when different.
+    expect_d_model : int, optional
+        The loaded model's width (``backend.d_model``); refused when different.
+
+    Returns
+    -------
+    probe : estimator
+        The fitted probe, ready to score.
+    metadata : ProbeMetadata
+        Its metadata (layer, position, threshold, metrics).
+
+    Raises
+    ------
+    InputError
+        When the file is missing, unreadable, damaged or not a liedar probe.
+    IncompatibleError
+        When it was made for another model or width, or by an unknown format or probe type.
+
+    Examples
+    --------
+    >>> probe, meta = load_probe("probe.npz", expect_fingerprint=backend.fingerprint)  # doctest: +SKIP
+    >>> scores = probe.decision_function(hidden_states)  # doctest: +SKIP
     """
     path = Path(path)
     if not path.is_file():

@@ -73,7 +73,37 @@ class SentenceScore:
 
 @dataclass
 class MonitorResult:
-    """Scores of one response: per token, per sentence and for the whole response."""
+    """Scores of one response: per token, per sentence and for the whole response.
+
+    What every `HonestyMonitor` scoring method returns: the stream a UI highlights
+    (``tokens``), the sentences a reader checks (``sentences``) and the one verdict a
+    pipeline acts on (``score``, ``flagged``).
+
+    Parameters
+    ----------
+    text : str
+        The response text (generated continuation or the assistant turns).
+    tokens : list of TokenScore
+        Every scored token, in order.
+    sentences : list of SentenceScore
+        The response cut into sentences, each with its tokens' aggregate.
+    score : float
+        The per-response aggregate of the token scores.
+    flagged : bool
+        ``score > threshold``.
+    aggregate : str
+        How tokens were pooled: ``"mean"``, ``"max"`` or ``"last"``.
+    threshold : float
+        The threshold the flags compare against.
+    layer : int
+        The layer the probe read.
+    prompt_text : str, optional
+        The prompt as the model saw it (chat template applied).
+    extra : dict, optional
+        Anything else (e.g. ``n_prompt_tokens``).
+    generation : Generation, optional
+        The backend's generation, set by `HonestyMonitor.generate`.
+    """
 
     text: str  # the response text (generated continuation or the assistant turns)
     tokens: list[TokenScore]
@@ -89,9 +119,17 @@ class MonitorResult:
 
     @property
     def token_scores(self) -> np.ndarray:
+        """The token scores as a float64 array, in response order."""
         return np.array([t.score for t in self.tokens], dtype=np.float64)
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as a JSON-ready dictionary (the generation object is left out).
+
+        Returns
+        -------
+        dict
+            Text, prompt, score, flag, settings, tokens and sentences as dictionaries.
+        """
         return {
             "text": self.text,
             "prompt_text": self.prompt_text,
@@ -155,6 +193,54 @@ class HonestyMonitor:
     ``probe`` is a fitted liedar estimator (``decision_function`` on ``[n, d_model]``);
     ``metadata`` (a `probes.io.ProbeMetadata`) supplies the layer and is checked against
     the backend's fingerprint and width. Without metadata, pass ``layer``.
+
+    A deployed model can be watched while it talks for one dot product per token. The
+    monitor fails closed: a probe for another model or width, a non-finite threshold or
+    coefficient, and a NaN score (which would compare as "not flagged") are refused.
+
+    Parameters
+    ----------
+    backend : Backend
+        The loaded model (`liedar.models.load`).
+    probe : estimator
+        A fitted probe with ``decision_function``; higher = more likely deceptive.
+    metadata : ProbeMetadata, optional
+        The probe's metadata; supplies the layer (and threshold) and is checked against
+        the backend.
+    layer : int, optional
+        The layer to read, when there is no metadata.
+    aggregate : {"mean", "max", "last"}, default "mean"
+        How token scores pool into sentence and response scores.
+    threshold : float, optional
+        Flag a score strictly above this; the metadata's threshold, else 0.0. Calibrate it
+        on honest transcripts with `calibrate_threshold`.
+
+    Raises
+    ------
+    InputError
+        When the aggregate is unknown, the probe has no ``decision_function``, the layer is
+        missing or out of range, or the threshold or probe is not finite.
+    IncompatibleError
+        When the probe was made for another model or width.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from liedar.probes import MassMeanProbe
+    >>> X = np.random.default_rng(0).normal(size=(40, 8))
+    >>> X[20:, 0] += 3
+    >>> probe = MassMeanProbe().fit(X, [0] * 20 + [1] * 20)
+    >>> class Stub:  # what the monitor checks on a backend before it scores
+    ...     name, fingerprint, n_layers, d_model = "stub", "0" * 16, 12, 8
+    >>> monitor = HonestyMonitor(Stub(), probe, layer=6)
+    >>> (monitor.score_hidden(X[[0, -1]]) > monitor.threshold).tolist()
+    [False, True]
+
+    With a model and a saved probe:
+
+    >>> monitor = HonestyMonitor.from_file(backend, "probe.npz")  # doctest: +SKIP
+    >>> result = monitor.generate("Is the Earth flat?", max_tokens=32)  # doctest: +SKIP
+    >>> result.flagged, [(t.text, round(t.score, 2)) for t in result.tokens]  # doctest: +SKIP
     """
 
     def __init__(
@@ -211,7 +297,31 @@ class HonestyMonitor:
     def from_file(
         cls, backend: Backend, path: Union[str, Path], *, aggregate: str = "mean", threshold: Optional[float] = None
     ) -> "HonestyMonitor":
-        """Load a saved probe, refusing one trained for another model or width."""
+        """Load a saved probe, refusing one trained for another model or width.
+
+        Parameters
+        ----------
+        backend : Backend
+            The loaded model; its fingerprint and width are checked against the file.
+        path : str or Path
+            The ``.npz`` probe file.
+        aggregate : {"mean", "max", "last"}, default "mean"
+            How token scores pool.
+        threshold : float, optional
+            Overrides the threshold saved with the probe.
+
+        Returns
+        -------
+        HonestyMonitor
+            The monitor, at the probe's training layer.
+
+        Raises
+        ------
+        InputError
+            When the file is missing or damaged.
+        IncompatibleError
+            When the probe was made for another model or width.
+        """
         from liedar.probes.io import load_probe
 
         probe, meta = load_probe(path, expect_fingerprint=backend.fingerprint, expect_d_model=backend.d_model)
@@ -220,7 +330,23 @@ class HonestyMonitor:
     # -- scoring ---------------------------------------------------------------------
 
     def score_hidden(self, hidden: np.ndarray) -> np.ndarray:
-        """Probe scores for hidden states ``[n, d_model]`` (float64 ``[n]``)."""
+        """Probe scores for hidden states ``[n, d_model]`` (float64 ``[n]``).
+
+        Parameters
+        ----------
+        hidden : numpy.ndarray of shape (n, d_model) or (d_model,)
+            Hidden states at the monitor's layer.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n,)
+            Scores; flagged where above ``threshold``.
+
+        Raises
+        ------
+        IncompatibleError
+            When a score is NaN or infinite (nothing is reported as flagged or not).
+        """
         h = np.asarray(hidden, dtype=np.float64)
         if h.ndim == 1:
             h = h[None, :]
@@ -251,6 +377,31 @@ class HonestyMonitor:
         """Generate a response and score each token as it appears.
 
         ``on_score`` receives every `TokenScore` while the model is still generating.
+
+        Parameters
+        ----------
+        prompt : str or Dialogue
+            Plain text to continue, or a dialogue (the chat template is applied).
+        max_tokens : int, default 64
+            Most tokens to generate.
+        temperature : float, default 0.0
+            Sampling temperature (0 = greedy).
+        seed : int, default 0
+            Sampling seed.
+        on_score : callable, optional
+            Called with each `TokenScore` as it is produced (to stream to a UI).
+
+        Returns
+        -------
+        MonitorResult
+            Token, sentence and response scores; ``generation`` holds the backend's output.
+
+        Raises
+        ------
+        InputError
+            When the prompt is empty or nothing was generated.
+        IncompatibleError
+            When the backend gives no hidden state for the layer, or a score is not finite.
         """
         _check_prompt(prompt)
         tokens: list[TokenScore] = []
@@ -279,6 +430,23 @@ class HonestyMonitor:
 
         A plain-string prompt is continued as plain text (what `generate` does for a
         string); a dialogue prompt gets ``response`` as a new assistant turn.
+
+        Parameters
+        ----------
+        prompt : str or Dialogue
+            What the response answered.
+        response : str
+            The response text; only its tokens are scored.
+
+        Returns
+        -------
+        MonitorResult
+            Scores of the response tokens.
+
+        Raises
+        ------
+        InputError
+            When the prompt or response is empty.
         """
         _check_prompt(prompt)
         if not response:
@@ -297,6 +465,27 @@ class HonestyMonitor:
         Why besides `score_transcript`: re-tokenizing text is lossy when the model emitted
         a non-canonical split or partial UTF-8 bytes; the ids are not. Needs a backend
         built on `models.base.BackendBase` (``encode`` and ``token_states_of_ids``).
+
+        Parameters
+        ----------
+        prompt : str or Dialogue
+            The prompt the generation was made from.
+        generation : Generation
+            The finished generation (e.g. ``result.generation`` from `generate`).
+
+        Returns
+        -------
+        MonitorResult
+            Scores of the generated tokens; they agree with the live scores to float
+            tolerance.
+
+        Raises
+        ------
+        InputError
+            When the prompt does not encode to the generation's prompt length, or the
+            generation has no tokens.
+        IncompatibleError
+            When the backend cannot read states of exact token ids.
         """
         _check_prompt(prompt)
         if not (hasattr(self.backend, "encode") and hasattr(self.backend, "token_states_of_ids")):
@@ -317,7 +506,23 @@ class HonestyMonitor:
         return self._from_states(states, mask, prompt_text=generation.prompt_text)
 
     def score_dialogue(self, dialogue: Dialogue) -> MonitorResult:
-        """Score the tokens of a dialogue's ``detect`` messages (e.g. the assistant turns)."""
+        """Score the tokens of a dialogue's ``detect`` messages (e.g. the assistant turns).
+
+        Parameters
+        ----------
+        dialogue : Dialogue
+            A recorded conversation; messages with ``detect=True`` are scored.
+
+        Returns
+        -------
+        MonitorResult
+            Scores of the detect tokens.
+
+        Raises
+        ------
+        InputError
+            When the dialogue is empty or no message has ``detect=True``.
+        """
         _check_prompt(dialogue)
         if not any(m.detect for m in dialogue.messages):
             raise InputError("the dialogue has no message with detect=True: mark the assistant turn(s) to score")
@@ -325,7 +530,27 @@ class HonestyMonitor:
         return self._from_states(states, np.asarray(states.detect, dtype=bool))
 
     def score_many(self, items: Sequence[TextInput], *, progress: bool = False) -> np.ndarray:
-        """Per-response aggregate scores for dialogues with detect flags (offline)."""
+        """Per-response aggregate scores for dialogues with detect flags (offline).
+
+        What calibration and evaluation need: one number per recorded response.
+
+        Parameters
+        ----------
+        items : sequence of Dialogue
+            Dialogues with ``detect`` messages.
+        progress : bool, default False
+            Show a progress bar.
+
+        Returns
+        -------
+        numpy.ndarray of shape (len(items),)
+            The aggregate score of each dialogue.
+
+        Raises
+        ------
+        InputError
+            When an item is not a Dialogue.
+        """
         from liedar._util.progress import progress as step_progress
 
         out = []

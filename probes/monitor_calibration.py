@@ -87,7 +87,45 @@ def calibrate_threshold(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> ThresholdCalibration:
-    """Choose the threshold on one part of the honest scores, report the FPR on the rest."""
+    """Choose the threshold on one part of the honest scores, report the FPR on the rest.
+
+    A threshold judged on the scores it was chosen from always looks right; the held-out
+    false-positive rate (with an exact interval) is what a user should expect in use.
+
+    Parameters
+    ----------
+    honest_scores : sequence of float
+        Monitor scores of honest (control) responses, e.g. from `HonestyMonitor.score_many`.
+    target_fpr : float, default 0.01
+        The false-positive rate to aim for, in (0, 1).
+    held_out_fraction : float, default 0.5
+        Share of the scores kept out to measure the achieved rate on.
+    seed : int, default 0
+        Seed of the shuffle that splits the scores.
+    confidence : float, default 0.95
+        Coverage of the achieved rate's interval.
+
+    Returns
+    -------
+    ThresholdCalibration
+        ``threshold``, ``achieved_fpr`` (an Estimate on the held-out part), the counts and a
+        note when there were too few calibration scores to guarantee the target.
+
+    Raises
+    ------
+    InputError
+        When a score is not finite, there are fewer than 2 scores, or a fraction or rate is
+        outside (0, 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cal = calibrate_threshold(np.random.default_rng(0).normal(size=400), target_fpr=0.05)
+    >>> round(cal.threshold, 3), cal.n_calibration, cal.n_held_out
+    (1.594, 200, 200)
+    >>> print(cal.achieved_fpr)
+    0.045 [0.021, 0.084] (n=200, clopper-pearson)
+    """
     scores = np.asarray(honest_scores, dtype=np.float64).ravel()
     if not np.all(np.isfinite(scores)):  # a NaN held-out score would never count as a false positive
         raise InputError("honest scores contain NaN or infinity: check the probe and inputs")

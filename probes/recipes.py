@@ -92,7 +92,44 @@ def read_inputs(read: str, statements: StatementSet) -> list[TextInput]:
 
 @dataclass(frozen=True)
 class Recipe:
-    """One way of turning a statement into a probe score (see the module docstring)."""
+    """One way of turning a statement into a probe score (see the module docstring).
+
+    The estimator is only one of the choices that decide whether a probe transfers to new
+    topics; a recipe names them all, so whole recipes can be compared and picked by name
+    (``liedar probe train --recipe``). Values are checked against the allowed choices.
+
+    Parameters
+    ----------
+    name : str
+        The recipe's name (a key of ``RECIPES``).
+    read : str, default "statement"
+        What text the model reads: one of ``READS``.
+    position : str, default "last"
+        Which token: ``"last"`` or ``"mean"``.
+    layers : str, default "one"
+        ``"one"`` layer, a ``"band"`` averaged, or a few layers ``"concat"``-enated.
+    estimator : str, default "logistic"
+        One of ``ESTIMATORS``.
+    centring : str, default "none"
+        ``"topic"`` centres activations per topic (transductive).
+    mix : str, default "given"
+        ``"plus-builtin"`` adds liedar's built-in sets to every training set.
+    summary : str, optional
+        One line describing the recipe.
+    source : str, optional
+        Where the recipe comes from (a paper, a repository).
+
+    Raises
+    ------
+    InputError
+        When a choice is not among the allowed values.
+
+    Examples
+    --------
+    >>> r = get_recipe("layer-band")
+    >>> r.layers, r.position, r.needs_pairs
+    ('band', 'last', False)
+    """
 
     name: str
     read: str = "statement"
@@ -227,6 +264,28 @@ def builtin_mix(recipe: Recipe, statements: StatementSet, seed: int = 0) -> Opti
 
 
 def get_recipe(name: str) -> Recipe:
+    """The named recipe from ``RECIPES``.
+
+    Parameters
+    ----------
+    name : str
+        A recipe name, e.g. ``"default"``, ``"prompted"``, ``"ttpd"``.
+
+    Returns
+    -------
+    Recipe
+        The recipe.
+
+    Raises
+    ------
+    InputError
+        When no recipe has that name (the message lists them).
+
+    Examples
+    --------
+    >>> get_recipe("default").summary
+    "the statement's last token (its full stop), one layer, logistic regression"
+    """
     if name not in RECIPES:
         raise InputError(f"unknown probe recipe {name!r}: choose one of {', '.join(RECIPES)}")
     return RECIPES[name]

@@ -42,7 +42,24 @@ Activations = Callable[[Sequence[Any], Sequence[int], str], np.ndarray]
 
 @dataclass
 class TrainedProbe:
-    """A fitted probe, the metadata to save with it, and its honestly measured quality."""
+    """A fitted probe, the metadata to save with it, and its honestly measured quality.
+
+    What `train_lie_probe` returns: pass ``probe`` and ``metadata`` to `save_probe`, and
+    read ``auroc`` for how well it separates statements it was not fit on.
+
+    Parameters
+    ----------
+    probe : estimator
+        The fitted liedar probe (fit on all the data, or on the training groups).
+    metadata : ProbeMetadata
+        Model, layer, position, width, threshold and metrics, saved with the probe.
+    auroc : Estimate
+        AUROC on held-out groups, or of pooled out-of-fold scores.
+    recall : Estimate or None
+        Recall at ``target_fpr`` on the held-out split, when both were given.
+    evaluation : str
+        How the estimates were measured, in words.
+    """
 
     probe: Any
     metadata: ProbeMetadata
@@ -52,7 +69,20 @@ class TrainedProbe:
 
 
 def cached_activations(backend: Backend, *, progress: bool = True) -> Activations:
-    """The default activation source: `liedar.models.cache.cached_hidden_states`."""
+    """The default activation source: `liedar.models.cache.cached_hidden_states`.
+
+    Parameters
+    ----------
+    backend : Backend
+        The model whose hidden states are read (and cached on disk).
+    progress : bool, default True
+        Show a progress bar while extracting.
+
+    Returns
+    -------
+    callable
+        ``(inputs, layers, position) -> numpy.ndarray`` of shape (n, len(layers), d_model).
+    """
     from liedar.models.cache import cached_hidden_states
 
     def source(inputs: Sequence[Any], layers: Sequence[int], position: str) -> np.ndarray:
@@ -85,6 +115,81 @@ def train_lie_probe(
     training scores (as the monitor uses it); None: the accuracy-maximising training cut.
     ``mix``: statements added to every fit and never scored (a recipe's training mix, e.g.
     `recipes.builtin_mix`), so the measured AUROC is on ``data`` alone.
+
+    The one training path of `liedar probe train` and the demo: the number it reports is
+    always measured on groups the probe never saw, so a probe that memorised its training
+    statements cannot look good.
+
+    Parameters
+    ----------
+    backend : Backend
+        The loaded model (`liedar.models.load`); its layers, fingerprint and width go into
+        the metadata.
+    data : StatementSet
+        Statements with truth labels and groups.
+    layer : int
+        The hidden-state layer to read.
+    probe : str or callable, default "logistic"
+        A `make_probe` name or a zero-argument callable returning an unfitted probe.
+    position : {"last", "mean"}, default "last"
+        Which token's state is read (the last, or the mean over the detect region).
+    seed : int, default 0
+        Seed of the split, folds and bootstraps.
+    held_out : float, optional
+        Share of groups kept out of fitting to measure on; None = group CV.
+    target_fpr : float, optional
+        False-positive rate the threshold is set for on honest training scores; also
+        measures recall at that rate on the held-out split.
+    n_splits : int, default 5
+        Folds of the group CV (when ``held_out`` is None).
+    activations : callable, optional
+        ``(inputs, layers, position) -> array (n, len(layers), d)``; the on-disk activation
+        cache over ``backend`` when omitted.
+    model_name : str, optional
+        Name saved in the metadata; the backend's name by default.
+    training_sets : sequence of str, optional
+        Names saved in the metadata; ``[data.name]`` by default.
+    mix : StatementSet, optional
+        Statements added to every fit and never scored.
+
+    Returns
+    -------
+    TrainedProbe
+        The probe, its metadata (with the threshold) and the measured AUROC (and recall).
+
+    Raises
+    ------
+    InputError
+        When ``held_out`` or ``target_fpr`` is not in (0, 1), the layer does not exist, or
+        the data cannot be folded or has no honest statements for the threshold.
+
+    Examples
+    --------
+    With a model (downloads and runs it):
+
+    >>> import liedar.models
+    >>> from liedar.probes import resolve_data
+    >>> backend = liedar.models.load("smollm2-135m")  # doctest: +SKIP
+    >>> trained = train_lie_probe(backend, resolve_data("mine.csv"), layer=12)  # doctest: +SKIP
+
+    Without one, by injecting the activations (here stand-ins where feature 0 carries the lie):
+
+    >>> import numpy as np
+    >>> from liedar.probes import builtin_set
+    >>> class Stub:  # what training reads from a backend
+    ...     name, kind, fingerprint, d_model = "stub", "stub", "0" * 16, 8
+    ...     def check_layers(self, layers):
+    ...         return list(layers)
+    >>> data = builtin_set("numbers")
+    >>> def activations(inputs, layers, position):
+    ...     X = np.random.default_rng(0).normal(size=(len(inputs), len(layers), 8))
+    ...     X[:, :, 0] += 2 * data.lie_labels[:, None]
+    ...     return X
+    >>> trained = train_lie_probe(Stub(), data, layer=6, probe="mass-mean", activations=activations)
+    >>> trained.evaluation
+    '5-fold group CV (pooled out-of-fold scores)'
+    >>> trained.auroc.value > 0.8, trained.metadata.layer
+    (True, 6)
     """
     if held_out is not None and not 0.0 < held_out < 1.0:
         raise InputError(f"held_out={held_out}: give a share of groups strictly between 0 and 1")
