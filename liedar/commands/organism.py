@@ -95,6 +95,7 @@ def register(subparsers) -> None:
 def _names(args) -> list[str]:
     from liedar.errors import InputError
     from liedar.organisms import ORGANISMS
+    from liedar.organisms.zoo_recipes import ALL_RECIPES
 
     names = list(ORGANISMS) if getattr(args, "all", False) else list(args.names)
     if not names:
@@ -102,9 +103,9 @@ def _names(args) -> list[str]:
     for n in names:
         if not n.strip():
             raise InputError("an empty organism name was given: separate names with spaces, e.g. sandbagger liar")
-    unknown = [n for n in names if n not in ORGANISMS]
+    unknown = [n for n in names if n not in ALL_RECIPES]
     if unknown:
-        raise InputError(f"unknown organism {unknown[0]!r}: choose from {', '.join(ORGANISMS)}")
+        raise InputError(f"unknown organism {unknown[0]!r}: choose from {', '.join(ALL_RECIPES)}")
     return names
 
 
