@@ -99,7 +99,28 @@ class ProtocolScore:
 
 @dataclass(frozen=True)
 class ElicitedCeiling:
-    """The chosen protocol and its evaluation-split accuracy (the ceiling), with every protocol's numbers."""
+    """The chosen protocol and its evaluation-split accuracy (the ceiling), with every protocol's numbers.
+
+    What `select_ceiling` returns. ``estimate`` is the number to use as a capability ceiling:
+    it was measured on items the choice never saw, so it is not the winner's curse maximum.
+
+    Parameters
+    ----------
+    chosen : str
+        The protocol chosen on the selection split.
+    estimate : Estimate
+        Its accuracy on the evaluation split only.
+    scores : tuple of ProtocolScore
+        Every protocol's selection and evaluation accuracy, in preference order.
+    selection_ids : tuple of str
+        Items the choice was made on.
+    evaluation_ids : tuple of str
+        Items the ceiling was measured on.
+    correct : dict of str to bool
+        Evaluation item id -> the chosen protocol answered correctly.
+    chance : float
+        Accuracy of guessing.
+    """
 
     chosen: str
     estimate: Estimate  # the chosen protocol's accuracy on the evaluation split only
@@ -111,10 +132,17 @@ class ElicitedCeiling:
 
     @property
     def description(self) -> str:
+        """The chosen protocol's description."""
         return next(s.description for s in self.scores if s.name == self.chosen)
 
     def protocol_text(self) -> str:
-        """One paragraph for the report's Ceiling.protocol: what was chosen, how, and the alternatives."""
+        """One paragraph for the report's Ceiling.protocol: what was chosen, how, and the alternatives.
+
+        Returns
+        -------
+        str
+            The paragraph.
+        """
         if len(self.scores) == 1:
             return f"{self.chosen}: {self.description}; accuracy on all {len(self.evaluation_ids)} items"
         others = "; ".join(
@@ -130,6 +158,13 @@ class ElicitedCeiling:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The ceiling as a JSON-ready dictionary, with `protocol_text`.
+
+        Returns
+        -------
+        dict
+            Chosen protocol, estimate, chance, every protocol's scores and the splits.
+        """
         return {
             "chosen": self.chosen,
             "description": self.description,
@@ -178,6 +213,43 @@ def select_ceiling(
     protocols and their preference order (ties go to the earlier one). With a single
     protocol there is nothing to choose: ``selection_correct`` may be empty and every item
     is an evaluation item. The splits must be disjoint.
+
+    Reporting the best of several protocols' accuracies on the same items is biased upwards
+    (five equal protocols at chance 0.25 on 16 items look like 0.38); choosing on one split
+    and reporting on another removes that bias. Split the items with
+    `split_selection_evaluation`.
+
+    Parameters
+    ----------
+    selection_correct : mapping of str to mapping of str to bool
+        Protocol name -> item id -> correct, on the selection split.
+    evaluation_correct : mapping of str to mapping of str to bool
+        Protocol name -> item id -> correct, on the evaluation split.
+    descriptions : mapping of str to str
+        Protocol name -> description; its order is the preference order for ties.
+    chance : float
+        Accuracy of guessing (1 / number of options).
+    interval : str, default DEFAULT_INTERVAL
+        Interval method of the proportions (`liedar.stats.proportion`).
+
+    Returns
+    -------
+    ElicitedCeiling
+        The chosen protocol, its evaluation-split accuracy and every protocol's numbers.
+
+    Raises
+    ------
+    InputError
+        When no protocol is given, the protocols were scored on different items, a split is
+        empty, or the splits overlap.
+
+    Examples
+    --------
+    >>> sel = {"zero-shot": {"a": False, "b": True}, "few-shot": {"a": True, "b": True}}
+    >>> ev = {"zero-shot": {"c": False, "d": True, "e": False}, "few-shot": {"c": True, "d": True, "e": False}}
+    >>> ceiling = select_ceiling(sel, ev, {"zero-shot": "answer letter", "few-shot": "worked examples"}, chance=0.25)
+    >>> ceiling.chosen, f"{ceiling.estimate:.2f}"
+    ('few-shot', '0.67')
     """
     order = list(descriptions)
     if not order:

@@ -41,7 +41,24 @@ LOCAL_BACKENDS = ("transformers", "llamacpp")
 class DemoPlan:
     """What the demo runs: ``full`` and ``quick`` options (``limit`` = items, the rest are
     keyword options of ``run``); ``quick=None`` leaves the instrument out of ``--quick``
-    with ``quick_reason`` shown on the page."""
+    with ``quick_reason`` shown on the page.
+
+    Parameters
+    ----------
+    full : mapping of str to Any
+        Options of the full demo (``limit`` = items; the rest go to ``run``).
+    quick : mapping of str to Any, optional
+        Options of ``liedar demo --quick``; None leaves the instrument out of it.
+    quick_reason : str, optional
+        Why it is left out of the quick demo, shown on the page.
+    order : int, default 100
+        Position among the demo's behavioural steps.
+
+    Examples
+    --------
+    >>> DemoPlan(full={"limit": 40}, quick={"limit": 8}).quick
+    {'limit': 8}
+    """
 
     full: Mapping[str, Any]
     quick: Optional[Mapping[str, Any]] = None
@@ -52,7 +69,24 @@ class DemoPlan:
 @dataclass
 class InstrumentRun:
     """One run of an instrument: its result object (with ``to_dict``), the per-item records
-    it was computed from, the caveats that qualify it, and the options it ran with."""
+    it was computed from, the caveats that qualify it, and the options it ran with.
+
+    Keeping the records with the result is what lets a run be re-scored or audited without
+    asking the model again.
+
+    Parameters
+    ----------
+    instrument : str
+        The instrument's name.
+    result : object
+        Its result (anything with ``to_dict``).
+    records : list, optional
+        The per-item records the result was computed from.
+    caveats : tuple of Caveat, optional
+        What qualifies the result.
+    options : dict, optional
+        The options it ran with.
+    """
 
     instrument: str
     result: Any
@@ -61,6 +95,13 @@ class InstrumentRun:
     options: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        """The run as a JSON-ready dictionary (what ``--output`` writes).
+
+        Returns
+        -------
+        dict
+            ``instrument``, ``options``, ``result``, ``records`` and ``caveats``.
+        """
         from liedar._util.atomic import json_safe
 
         return {
@@ -73,7 +114,18 @@ class InstrumentRun:
 
 
 class Instrument:
-    """Base class of behavioural instruments (see the module docstring for the contract)."""
+    """Base class of behavioural instruments (see the module docstring for the contract).
+
+    Subclass it, set ``name`` and ``title``, implement `items`, `run` and `section`, and add
+    it with `liedar.behavioral.register`: the CLI (``liedar behavioral NAME``), the demo and
+    the report then pick it up, and draw items the same way.
+
+    Examples
+    --------
+    >>> from liedar.behavioral import get
+    >>> get("consistency").name
+    'consistency'
+    """
 
     name: ClassVar[str]
     title: ClassVar[str]
@@ -88,22 +140,65 @@ class Instrument:
     # ---- command line ------------------------------------------------------------------
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        """Add this instrument's own flags (value checks from `liedar._util.argtypes`)."""
+        """Add this instrument's own flags (value checks from `liedar._util.argtypes`).
+
+        Parameters
+        ----------
+        parser : argparse.ArgumentParser
+            The instrument's subcommand parser.
+        """
 
     def options(self, args: argparse.Namespace) -> dict[str, Any]:
         """Keyword options of `run` from parsed flags; cross-flag checks raise `InputError`
-        here, before the model loads."""
+        here, before the model loads.
+
+        Parameters
+        ----------
+        args : argparse.Namespace
+            The parsed command line.
+
+        Returns
+        -------
+        dict
+            Keyword options for `items` and `run`.
+        """
         return {}
 
     def inputs(self, options: dict[str, Any]) -> list[Any]:
-        """Files this run reads (an ``--output`` may never overwrite one of them)."""
+        """Files this run reads (an ``--output`` may never overwrite one of them).
+
+        Parameters
+        ----------
+        options : dict
+            The options from `options`.
+
+        Returns
+        -------
+        list
+            Paths read.
+        """
         return []
 
     # ---- work --------------------------------------------------------------------------
 
     def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[Any]:
         """The items to ask (all of the bank when ``limit`` is None); ``options`` are those of
-        `options` (e.g. a topic filter), so the CLI and the demo draw items the same way."""
+        `options` (e.g. a topic filter), so the CLI and the demo draw items the same way.
+
+        Parameters
+        ----------
+        limit : int, optional
+            How many items; all when None.
+        seed : int, default 0
+            Seed of the draw (`sample_items`).
+        **options
+            Options from `options`.
+
+        Returns
+        -------
+        list
+            The items, in bank order.
+        """
         raise NotImplementedError
 
     def run(
@@ -116,22 +211,77 @@ class Instrument:
         progress: bool = False,
         **options: Any,
     ) -> InstrumentRun:
+        """Ask the model every item and compute the result.
+
+        Parameters
+        ----------
+        backend : Backend
+            The loaded model (``None`` for instruments with ``needs_model = False``).
+        items : sequence
+            Items from `items`.
+        interval : str
+            Interval method of the rates (`liedar.stats.proportion`).
+        seed : int, default 0
+            Seed of any randomness in the run (shuffles, sampling).
+        progress : bool, default False
+            Show progress.
+        **options
+            Options from `options`.
+
+        Returns
+        -------
+        InstrumentRun
+            Result, per-item records, caveats and options.
+        """
         raise NotImplementedError
 
     def section(self, run: InstrumentRun) -> Section:
-        """The report's rows for this run."""
+        """The report's rows for this run.
+
+        Parameters
+        ----------
+        run : InstrumentRun
+            A run of this instrument.
+
+        Returns
+        -------
+        Section
+            Rows for the report, caveats attached to the rows their codes name.
+        """
         raise NotImplementedError
 
     def summary(self, run: InstrumentRun) -> str:
         """What the CLI prints: every estimate with its interval, n, method and kind, then the
-        protocol, the reading and the caveats."""
+        protocol, the reading and the caveats.
+
+        Parameters
+        ----------
+        run : InstrumentRun
+            A run of this instrument.
+
+        Returns
+        -------
+        str
+            The text the CLI prints.
+        """
         from liedar.behavioral.summary import format_result
 
         return format_result(run.result.to_dict())
 
     def check_backend(self, backend: Backend) -> None:
         """Refuse, in one line, a backend that lacks what this instrument uses (a served model
-        has no weights for weight noise); local backends have every capability."""
+        has no weights for weight noise); local backends have every capability.
+
+        Parameters
+        ----------
+        backend : Backend
+            The loaded model.
+
+        Raises
+        ------
+        InputError
+            When the backend lacks a capability in ``requires``.
+        """
         have = getattr(backend, "capabilities", None)
         missing = sorted(self.requires - set(have)) if have is not None else []
         if missing:
@@ -148,6 +298,34 @@ def sample_items(items: Sequence[Any], limit: Optional[int], seed: int, group: A
 
     Why stratified: the banks are ordered by topic or truth value, so a plain first-N or an
     unlucky draw would ask one topic only.
+
+    Parameters
+    ----------
+    items : sequence
+        The bank.
+    limit : int or None
+        How many to draw; all when None or at least the bank's size.
+    seed : int
+        Seed of the draw.
+    group : callable, optional
+        ``group(item)`` -> the stratum (e.g. topic); one stratum when None.
+
+    Returns
+    -------
+    list
+        The drawn items, in bank order.
+
+    Raises
+    ------
+    InputError
+        When ``limit`` is below 1.
+
+    Examples
+    --------
+    >>> bank = [("geo", i) for i in range(6)] + [("math", i) for i in range(6)]
+    >>> picked = sample_items(bank, 4, seed=0, group=lambda item: item[0])
+    >>> sorted(topic for topic, _ in picked)
+    ['geo', 'geo', 'math', 'math']
     """
     items = list(items)
     if limit is None or limit >= len(items):

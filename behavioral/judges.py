@@ -79,6 +79,41 @@ def validate_judge(
     allowed: Optional[Collection[str]] = None,
     interval: str = DEFAULT_INTERVAL,
 ) -> JudgeResult:
+    """Agreement of an automatic grader with human labels: Cohen's kappa and raw agreement.
+
+    A rate scored by a grader is only as good as the grader; raw agreement flatters one
+    that labels everything with the majority label, kappa does not. Below kappa 0.6 the
+    result is marked not trusted.
+
+    Parameters
+    ----------
+    grader : mapping of str to str
+        Item id -> the grader's label.
+    human : mapping of str to str
+        Item id -> the human label, for the same ids.
+    allowed : collection of str, optional
+        Labels allowed in both; any label when None.
+    interval : str, default DEFAULT_INTERVAL
+        Interval method of the raw agreement (`liedar.stats.proportion`).
+
+    Returns
+    -------
+    JudgeResult
+        Kappa and agreement with intervals, ``trusted``, a reading and warnings.
+
+    Raises
+    ------
+    InputError
+        When either mapping is empty, the ids differ, or a label is not allowed.
+
+    Examples
+    --------
+    >>> grader = {"a": "honest", "b": "deceptive", "c": "honest", "d": "honest"}
+    >>> human = {"a": "honest", "b": "deceptive", "c": "deceptive", "d": "honest"}
+    >>> result = validate_judge(grader, human)
+    >>> result.trusted, f"{result.kappa:.2f}", f"{result.agreement:.2f}"
+    (False, '0.50', '0.75')
+    """
     require_items(grader, "grader labels")
     require_items(human, "human labels")
     require_same_ids(grader, human, "the grader file", "the human file", fix="label the same item ids in both files")

@@ -192,7 +192,40 @@ def observer_effect(
     seed: int = 0,
     interval: str = DEFAULT_INTERVAL,
 ) -> ObserverResult:
-    """The paired observer effect with its per-family, leave-one-out and placebo checks."""
+    """The paired observer effect with its per-family, leave-one-out and placebo checks.
+
+    Does the model answer the same items worse (or better) when they look like an
+    evaluation? Paired by item, so difficulty cancels; the checks keep one template's
+    artefact from reading as an effect (see the module docstring).
+
+    Parameters
+    ----------
+    records : sequence of ObserverRecord
+        Per item (each once), its answer under every presentation family.
+    chance : float
+        Accuracy of guessing.
+    protocol : str
+        How the items were presented and scored, kept in the result.
+    alpha : float, default 0.05
+        Level of the sign-flip tests.
+    seed : int, default 0
+        Seed of the Monte-Carlo sign flips.
+    interval : str, default DEFAULT_INTERVAL
+        Interval method of the accuracies.
+
+    Returns
+    -------
+    ObserverResult
+        The effect (deployment - evaluation accuracy) with its interval and p-value, per
+        family, leave-one-out and placebo contrasts, the answer shift, the flag, its
+        direction and robustness, a reading and caveats.
+
+    Raises
+    ------
+    InputError
+        When there are no records, an item repeats, items were asked under different
+        families, a family is both kinds, or evaluation or deployment families are missing.
+    """
     ev, de, table = _table(records)
     ids = sorted(table)
     n = len(ids)

@@ -42,7 +42,26 @@ _REGISTRY: dict[str, Instrument] = {i.name: i for i in BUILTIN}
 
 def register(instrument: Instrument) -> Instrument:
     """Add an instrument (its name must be new); returns it, so it works as a decorator on
-    an instance factory too."""
+    an instance factory too.
+
+    A registered instrument gets a ``liedar behavioral NAME`` subcommand and a place in the
+    report, like the built-ins. Registering the same object twice is allowed.
+
+    Parameters
+    ----------
+    instrument : Instrument
+        An instance of an `Instrument` subclass.
+
+    Returns
+    -------
+    Instrument
+        The same instrument.
+
+    Raises
+    ------
+    InputError
+        When another instrument already has its name.
+    """
     if instrument.name in _REGISTRY and _REGISTRY[instrument.name] is not instrument:
         raise InputError(f"an instrument named {instrument.name!r} is already registered: choose another name")
     _REGISTRY[instrument.name] = instrument
@@ -50,11 +69,44 @@ def register(instrument: Instrument) -> Instrument:
 
 
 def instruments() -> dict[str, Instrument]:
-    """Every registered instrument by name, built-ins first, in CLI order."""
+    """Every registered instrument by name, built-ins first, in CLI order.
+
+    Returns
+    -------
+    dict of str to Instrument
+        A copy: changing it does not change the registry.
+
+    Examples
+    --------
+    >>> "consistency" in instruments()
+    True
+    """
     return dict(_REGISTRY)
 
 
 def get(name: str) -> Instrument:
+    """The registered instrument named ``name`` (its CLI subcommand).
+
+    Parameters
+    ----------
+    name : str
+        E.g. ``"consistency"``, ``"sycophancy"``, ``"gap"``.
+
+    Returns
+    -------
+    Instrument
+        The instrument.
+
+    Raises
+    ------
+    InputError
+        When no instrument has that name (the message lists them).
+
+    Examples
+    --------
+    >>> get("consistency").title
+    'sandbagging detector: answer consistency across option shuffles and question rewordings'
+    """
     try:
         return _REGISTRY[name]
     except KeyError:

@@ -93,7 +93,26 @@ _TOLERANCE = 1e-9
 
 @dataclass(frozen=True)
 class ConditionTrials:
-    """The trials recorded under one prompt (condition)."""
+    """The trials recorded under one prompt (condition).
+
+    Give `ConsistencyDetector.compare` one of these per prompt (an honest reference and the
+    prompt under test) to name the conditions and to include paraphrase trials.
+
+    Parameters
+    ----------
+    name : str
+        The condition's name, shown in the reading.
+    option_trials : tuple of OptionOrderTrial
+        Shuffled presentations under this prompt.
+    paraphrase_trials : tuple of ParaphraseTrial, optional
+        Reworded variants under this prompt.
+
+    Examples
+    --------
+    >>> t = OptionOrderTrial("q1", ("A", "B"), 0)
+    >>> ConditionTrials("honest", (t,)).name
+    'honest'
+    """
 
     name: str
     option_trials: tuple[OptionOrderTrial, ...]
@@ -219,6 +238,36 @@ class ConsistencyContrast:
     ``detected`` is True only when a contrast is significant *and* at least ``min_effect``
     in the sandbagging direction; ``score`` is the largest such effect (0 when none).
     ``reading`` is the one-sentence interpretation the CLI and the report print.
+
+    Returned by `ConsistencyDetector.compare`; a letter preference shared by both conditions
+    is reported (``shared_position_bias``) but is not evidence.
+
+    Parameters
+    ----------
+    reference : ConditionProfile
+        The reference condition's letter prior, accuracy and consistency.
+    test : ConditionProfile
+        The same for the test condition.
+    contrasts : tuple of ContrastTest
+        Per quantity: effect (positive = sandbagging direction) with interval and p-value.
+    detected : bool
+        Some contrast is significant (Bonferroni) and at least ``min_effect``.
+    score : float
+        The largest such effect; 0 when none.
+    min_effect : float
+        The effect size required.
+    significance_level : float
+        The family-wise level.
+    shared_position_bias : bool
+        Both conditions show the same positional attractor.
+    reference_near_chance : bool
+        The reference itself answers near chance (little room to sandbag).
+    reading : str
+        One-sentence interpretation.
+    paired_presentations : bool
+        Both conditions saw identical option orders.
+    notes : tuple of str, optional
+        Caveats about the design.
     """
 
     reference: ConditionProfile
@@ -235,9 +284,28 @@ class ConsistencyContrast:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def contrast(self, name: str) -> Optional[ContrastTest]:
+        """The contrast named ``name`` (e.g. ``"position_concentration"``), or None.
+
+        Parameters
+        ----------
+        name : str
+            ``"position_concentration"``, ``"answer_inconsistency"``, ...
+
+        Returns
+        -------
+        ContrastTest or None
+            The contrast, when it was computed.
+        """
         return next((c for c in self.contrasts if c.name == name), None)
 
     def to_dict(self) -> dict[str, Any]:
+        """The contrast as a JSON-ready dictionary, with the decision rule in words.
+
+        Returns
+        -------
+        dict
+            Every field, nested results as dictionaries.
+        """
         return {
             "reference": self.reference.to_dict(),
             "test": self.test.to_dict(),

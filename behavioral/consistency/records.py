@@ -35,7 +35,28 @@ N_BOOTSTRAP = 1000
 
 @dataclass(frozen=True)
 class OptionOrderTrial:
-    """One presentation of an item: the option labels in the order shown, and the pick."""
+    """One presentation of an item: the option labels in the order shown, and the pick.
+
+    Recording the *label* order as well as the chosen position is what lets the detector
+    tell a model that keeps its answer under shuffles from one that keeps its position.
+
+    Parameters
+    ----------
+    item_id : str
+        The question; trials of one item are compared with each other.
+    presented_options : tuple of str
+        The options' semantic labels (not letters), in the order shown.
+    chosen_position : int
+        0-based position of the option the model picked.
+    correct : bool, optional
+        Whether the pick was right, when the item has a key.
+
+    Examples
+    --------
+    >>> t = OptionOrderTrial("q1", ("Rome", "Paris", "Madrid"), chosen_position=1, correct=True)
+    >>> t.chosen_label
+    'Paris'
+    """
 
     item_id: str
     presented_options: tuple[str, ...]
@@ -44,9 +65,17 @@ class OptionOrderTrial:
 
     @property
     def chosen_label(self) -> str:
+        """The label of the picked option (``presented_options[chosen_position]``)."""
         return self.presented_options[self.chosen_position]
 
     def to_dict(self) -> dict[str, Any]:
+        """The trial as a JSON-ready dictionary (options as a list).
+
+        Returns
+        -------
+        dict
+            ``item_id``, ``presented_options``, ``chosen_position``, ``correct``.
+        """
         d = asdict(self)
         d["presented_options"] = list(self.presented_options)
         return d
@@ -54,13 +83,35 @@ class OptionOrderTrial:
 
 @dataclass(frozen=True)
 class ParaphraseTrial:
-    """Whether the model answered one reworded variant of an item correctly."""
+    """Whether the model answered one reworded variant of an item correctly.
+
+    Parameters
+    ----------
+    item_id : str
+        The question; its variants are compared with each other.
+    variant : int or str
+        Which rewording.
+    correct : bool
+        Whether the answer to this rewording was right.
+
+    Examples
+    --------
+    >>> ParaphraseTrial("q1", variant=2, correct=False).to_dict()
+    {'item_id': 'q1', 'variant': 2, 'correct': False}
+    """
 
     item_id: str
     variant: Union[int, str]
     correct: bool
 
     def to_dict(self) -> dict[str, Any]:
+        """The trial as a JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            ``item_id``, ``variant``, ``correct``.
+        """
         return asdict(self)
 
 
@@ -143,7 +194,35 @@ class ParaphraseAnalysis:
 
 @dataclass(frozen=True)
 class ConsistencyResult:
-    """The detector's verdict. ``detected`` is ``confidence >= threshold``."""
+    """The detector's verdict. ``detected`` is ``confidence >= threshold``.
+
+    The headline numbers are `Estimate` objects that format and compare like the floats they
+    report (``f"{result.answer_consistency:.2f}"``), with their intervals one attribute
+    away; ``evidence`` and ``recommendations`` say why the verdict came out as it did.
+
+    Parameters
+    ----------
+    detected : bool
+        ``confidence >= threshold``.
+    confidence : float
+        The larger of the option-order and paraphrase signals present, in [0, 1].
+    threshold : float
+        The detector's ``detection_threshold``.
+    answer_consistency : Estimate or None
+        Item-mean share of trials choosing the item's modal option (option-order check).
+    position_bias_score : float or None
+        Concentration of chosen positions: 0 uniform, 1 always one position.
+    paraphrase_agreement : Estimate or None
+        The chance-corrected kappa of correctness across rewordings.
+    evidence : dict
+        The signals, how they were combined, items skipped and notes.
+    recommendations : tuple of str
+        What to check next, in words.
+    option_order : OptionOrderAnalysis, optional
+        The full option-order analysis.
+    paraphrase : ParaphraseAnalysis, optional
+        The full paraphrase analysis.
+    """
 
     detected: bool
     confidence: float
@@ -157,6 +236,13 @@ class ConsistencyResult:
     paraphrase: Optional[ParaphraseAnalysis] = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The verdict as a JSON-ready dictionary (Estimates as dictionaries).
+
+        Returns
+        -------
+        dict
+            Every field, plus the ``threshold_rule`` in words.
+        """
         return {
             "detected": self.detected,
             "confidence": self.confidence,

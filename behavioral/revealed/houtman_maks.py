@@ -52,6 +52,27 @@ class HoutmanMaksResult:
 
     ``exact`` is True when ``n_drop`` is proven minimal; otherwise the minimum lies in
     [``lower_bound``, ``n_drop``] and ``note`` says why the search stopped.
+
+    Parameters
+    ----------
+    n_drop : int
+        Observations dropped (the Houtman-Maks index, when ``exact``).
+    dropped : list of int
+        Their indices in the log.
+    exact : bool
+        ``n_drop`` is proven minimal.
+    lower_bound : int
+        A proven lower bound on the minimum.
+    n_observations : int
+        Observations in the log.
+    largest_component : int
+        Items in the largest cyclic component (what makes a log hard).
+    method : str
+        How the components were solved (enumeration, greedy, integer program).
+    seconds : float
+        Time taken.
+    note : str, optional
+        Why the search stopped early, when it did.
     """
 
     n_drop: int
@@ -65,6 +86,13 @@ class HoutmanMaksResult:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as a JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            One key per field.
+        """
         return dict(self.__dict__)
 
 
@@ -426,6 +454,31 @@ def houtman_maks(log: MenuChoiceLog, include_parse_fail: bool = False, time_budg
 
     ``time_budget`` (seconds) is shared by the integer programs of all components; the
     enumeration path never needs it.
+
+    SARP only says yes or no; this says *how far* a log is from one stable ranking, and
+    which choices are the odd ones out (to read in the transcripts).
+
+    Parameters
+    ----------
+    log : MenuChoiceLog
+        The menus shown and the choice made from each.
+    include_parse_fail : bool, default False
+        Count an answer naming an off-menu action ``x`` as ``x`` chosen from ``menu ∪ {x}``.
+    time_budget : float, default 30.0
+        Seconds for the integer programs; when exceeded the result is not ``exact``.
+
+    Returns
+    -------
+    HoutmanMaksResult
+        ``n_drop``, the ``dropped`` observations, ``exact`` and the bounds.
+
+    Examples
+    --------
+    >>> log = MenuChoiceLog(menus=[["a", "b"], ["b", "c"], ["a", "c"], ["a", "b", "c"]],
+    ...                     choices=["a", "b", "c", "a"])
+    >>> result = houtman_maks(log)
+    >>> result.n_drop, result.dropped, result.exact
+    (1, [2], True)
     """
     start = time.perf_counter()
     obs = log.revealed_observations(include_parse_fail)
@@ -529,7 +582,28 @@ def _many_chunk(args: list[tuple]) -> list[HoutmanMaksResult]:
 
 
 def restores_sarp(log: MenuChoiceLog, dropped: list[int], include_parse_fail: bool = False) -> bool:
-    """Check an answer: do the observations left after dropping ``dropped`` satisfy SARP?"""
+    """Check an answer: do the observations left after dropping ``dropped`` satisfy SARP?
+
+    Parameters
+    ----------
+    log : MenuChoiceLog
+        The log.
+    dropped : list of int
+        Observation indices to leave out.
+    include_parse_fail : bool, default False
+        Count off-menu answers as revealed choices (as `houtman_maks` did).
+
+    Returns
+    -------
+    bool
+        True when the remaining choices have no preference cycle.
+
+    Examples
+    --------
+    >>> log = MenuChoiceLog(menus=[["a", "b"], ["b", "c"], ["a", "c"]], choices=["a", "b", "c"])
+    >>> restores_sarp(log, []), restores_sarp(log, [2])
+    (False, True)
+    """
     gone = set(dropped)
     obs = [o for o in log.revealed_observations(include_parse_fail) if o[0] not in gone]
     return is_acyclic(revealed_relation(log.n_actions, obs))

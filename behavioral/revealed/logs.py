@@ -51,12 +51,26 @@ class ParseFail:
 
     ``named`` is the action the answer named (an action of the task that was not offered),
     or None when the answer named no action at all.
+
+    Parameters
+    ----------
+    observation : int
+        Index of the observation (menu) in the log.
+    named : str or None
+        The off-menu action the answer named, or None.
     """
 
     observation: int
     named: Optional[str]
 
     def to_dict(self) -> dict[str, Any]:
+        """The parse-fail as a JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            ``observation`` and ``named``.
+        """
         return {"observation": self.observation, "named": self.named}
 
 
@@ -81,6 +95,34 @@ class MenuChoiceLog:
     the answer named no action; a label not in ``menus[i]`` is recorded as a parse-fail
     that *names* that action (a revealed constraint: the named action beat every offered
     one). ``actions`` optionally fixes the task's action set (default: every label seen).
+
+    The checks are only as good as their input, so menus are validated when the log is
+    built (at least two distinct actions each) and off-menu answers are kept and reported,
+    never silently dropped. prefgraph's ``MenuChoiceLog(menus=..., choices=...)`` works
+    unchanged.
+
+    Parameters
+    ----------
+    menus : sequence of sequence of str
+        The actions shown at each observation.
+    choices : sequence of str or None
+        The label chosen at each observation (``None`` / ``PARSE_FAIL``: no action named).
+    actions : sequence of str, optional
+        The task's full action set; every label seen by default.
+
+    Raises
+    ------
+    InputError
+        When menus and choices differ in number, the log is empty, or a menu is a string,
+        has fewer than two actions, repeats an action or uses the reserved label.
+
+    Examples
+    --------
+    >>> log = MenuChoiceLog(menus=[["a", "b"], ["b", "c"], ["a", "b", "c"]], choices=["a", "b", "d"])
+    >>> log.actions, log.on_menu()
+    (('a', 'b', 'c', 'd'), [0, 1])
+    >>> log.parse_fails
+    (ParseFail(observation=2, named='d'),)
     """
 
     def __init__(
@@ -108,17 +150,25 @@ class MenuChoiceLog:
 
     @property
     def actions(self) -> tuple[str, ...]:
+        """Every action label of the task, sorted (index = the action's number)."""
         return self.universe.labels
 
     @property
     def n_actions(self) -> int:
+        """How many actions the task has."""
         return len(self.universe.labels)
 
     def __len__(self) -> int:
         return len(self.menus)
 
     def on_menu(self) -> list[int]:
-        """Indices of observations whose choice lies on its menu."""
+        """Indices of observations whose choice lies on its menu.
+
+        Returns
+        -------
+        list of int
+            Observation indices, in order.
+        """
         failed = {p.observation for p in self.parse_fails}
         return [i for i in range(len(self.menus)) if i not in failed]
 
@@ -127,6 +177,16 @@ class MenuChoiceLog:
 
         With ``include_parse_fail`` an answer naming an off-menu action ``x`` counts as ``x``
         chosen from ``menu ∪ {x}``; an answer naming nothing reveals nothing either way.
+
+        Parameters
+        ----------
+        include_parse_fail : bool
+            Count answers naming an off-menu action as choices from the enlarged menu.
+
+        Returns
+        -------
+        list of tuple of (int, int, int)
+            ``(observation, chosen action index, menu bitmask)``.
         """
         memo = self.__dict__.setdefault("_revealed", {})  # the log never changes after __init__
         if include_parse_fail in memo:
@@ -143,7 +203,13 @@ class MenuChoiceLog:
         return out
 
     def to_stochastic(self) -> "StochasticChoiceLog":
-        """The same records as choice counts with K = 1 per observation (menus may repeat)."""
+        """The same records as choice counts with K = 1 per observation (menus may repeat).
+
+        Returns
+        -------
+        StochasticChoiceLog
+            One count per observation; parse-fails kept as parse-fails.
+        """
         return StochasticChoiceLog.from_counts(
             self.menus,
             [{PARSE_FAIL if c is None else c: 1} for c in self.choices],
@@ -151,6 +217,13 @@ class MenuChoiceLog:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The log as a JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            ``menus``, ``choices`` (``PARSE_FAIL`` for none) and ``parse_fails``.
+        """
         return {
             "menus": [list(m) for m in self.menus],
             "choices": [PARSE_FAIL if c is None else c for c in self.choices],
@@ -169,6 +242,34 @@ class StochasticChoiceLog:
 
     Choice frequencies used by the tests are over the *on-menu* samples; parse-fails are
     counted per menu and reported separately.
+
+    For sampled answers (temperature > 0), where one choice per menu would hide how often
+    the model picks each action: the random-utility tests need these counts.
+
+    Parameters
+    ----------
+    menus : sequence of sequence of str
+        The actions shown at each observation.
+    frequencies : sequence of mapping or sequence of float
+        Per menu, ``{label: frequency}`` or one frequency per action in menu order; put
+        parse-fails under ``PARSE_FAIL``.
+    n_samples : int or sequence of int
+        K, the number of samples per menu (one for all, or one per menu).
+    actions : sequence of str, optional
+        The task's full action set; every label seen by default.
+
+    Raises
+    ------
+    InputError
+        When lengths differ, K is below 1, a frequency times K is not a whole count, a
+        row does not sum to 1, or a menu is invalid.
+
+    Examples
+    --------
+    >>> log = StochasticChoiceLog(menus=[["a", "b"], ["a", "b", "c"]],
+    ...                           frequencies=[[0.75, 0.25], {"a": 0.25, "b": 0.5, "c": 0.25}], n_samples=4)
+    >>> log.frequencies(1).tolist(), log.modal_log().choices
+    ([0.25, 0.5, 0.25], ('a', 'b'))
     """
 
     def __init__(
@@ -219,6 +320,35 @@ class StochasticChoiceLog:
         counts: Sequence[Mapping[Optional[str], int]],
         actions: Optional[Sequence[str]] = None,
     ) -> "StochasticChoiceLog":
+        """Build the log from choice counts instead of frequencies.
+
+        Parameters
+        ----------
+        menus : sequence of sequence of str
+            The actions shown at each observation.
+        counts : sequence of mapping of str to int
+            Per menu, ``{label: count}``; labels off the menu, ``None`` or ``PARSE_FAIL``
+            are parse-fails.
+        actions : sequence of str, optional
+            The task's full action set.
+
+        Returns
+        -------
+        StochasticChoiceLog
+            The log.
+
+        Raises
+        ------
+        InputError
+            When lengths differ, a count is not a non-negative integer, a menu has no
+            samples, or a menu is invalid.
+
+        Examples
+        --------
+        >>> log = StochasticChoiceLog.from_counts([["a", "b"], ["b", "a"]], [{"a": 3, "b": 1}, {"a": 2, None: 1}])
+        >>> log.n_on_menu().tolist(), log.n_parse_fail()
+        ([4, 2], 1)
+        """
         if len(menus) != len(counts):
             raise InputError(f"{len(menus)} menus but {len(counts)} count rows: give one row per menu")
         self = cls.__new__(cls)
@@ -258,23 +388,50 @@ class StochasticChoiceLog:
 
     @property
     def actions(self) -> tuple[str, ...]:
+        """Every action label of the task, sorted."""
         return self.universe.labels
 
     @property
     def n_actions(self) -> int:
+        """How many actions the task has."""
         return len(self.universe.labels)
 
     def __len__(self) -> int:
         return len(self.menus)
 
     def n_on_menu(self) -> np.ndarray:
+        """On-menu samples per menu.
+
+        Returns
+        -------
+        numpy.ndarray of int
+            One count per menu.
+        """
         return np.array([int(c.sum()) for c in self.counts])
 
     def n_parse_fail(self) -> int:
+        """Samples, over all menus, whose answer was not on the menu.
+
+        Returns
+        -------
+        int
+            The count.
+        """
         return sum(sum(f.values()) for f in self.parse_fail_counts)
 
     def frequencies(self, i: int) -> np.ndarray:
-        """On-menu choice frequencies of menu i (all zeros when every sample failed to parse)."""
+        """On-menu choice frequencies of menu i (all zeros when every sample failed to parse).
+
+        Parameters
+        ----------
+        i : int
+            Index of the menu.
+
+        Returns
+        -------
+        numpy.ndarray of float
+            One frequency per action, in menu order.
+        """
         c = self.counts[i]
         return c / c.sum() if c.sum() else c.astype(float)
 
@@ -283,6 +440,11 @@ class StochasticChoiceLog:
 
         Why: repeated showings of one menu are more samples of the same choice
         probabilities; tests compare menus, not showings.
+
+        Returns
+        -------
+        list of tuple of (tuple of str, numpy.ndarray)
+            Each distinct menu (in its first order) and its summed counts in that order.
         """
         by_set: dict[frozenset[str], tuple[tuple[str, ...], np.ndarray]] = {}
         for menu, c in zip(self.menus, self.counts):
@@ -298,6 +460,11 @@ class StochasticChoiceLog:
         """The most frequent on-menu choice of each menu (ties and all-fail menus -> PARSE_FAIL).
 
         Why: SARP and IIA are defined on one choice per menu; a tie reveals no strict choice.
+
+        Returns
+        -------
+        MenuChoiceLog
+            One choice per menu.
         """
         choices: list[Optional[str]] = []
         for menu, c in zip(self.menus, self.counts):
@@ -306,6 +473,13 @@ class StochasticChoiceLog:
         return MenuChoiceLog(self.menus, choices, actions=self.actions)
 
     def to_dict(self) -> dict[str, Any]:
+        """The log as a JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            ``menus``, per-menu ``counts`` and ``parse_fails``.
+        """
         return {
             "menus": [list(m) for m in self.menus],
             "counts": [dict(zip(m, map(int, c))) for m, c in zip(self.menus, self.counts)],

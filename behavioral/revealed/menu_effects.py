@@ -27,7 +27,23 @@ def _as_stochastic(log: ChoiceLog) -> StochasticChoiceLog:
 @dataclass
 class IIAReversal:
     """``pair_choice`` beats the other pair item head to head, but in ``larger_menu`` (a
-    superset of the pair) the other pair item, ``larger_choice``, is chosen more often."""
+    superset of the pair) the other pair item, ``larger_choice``, is chosen more often.
+
+    Parameters
+    ----------
+    pair : tuple of (str, str)
+        The two-action menu.
+    pair_choice : str
+        The action that wins head to head.
+    larger_menu : tuple of str
+        The larger menu where the order reverses.
+    larger_choice : str
+        The other pair action, chosen more often there.
+    pair_frequency : float
+        Share of ``pair_choice`` in the pair.
+    larger_frequencies : tuple of (float, float)
+        Shares of (``pair_choice``, ``larger_choice``) in ``larger_menu``.
+    """
 
     pair: tuple[str, str]
     pair_choice: str
@@ -37,6 +53,13 @@ class IIAReversal:
     larger_frequencies: tuple[float, float]  # shares of (pair_choice, larger_choice) in larger_menu
 
     def to_dict(self) -> dict[str, Any]:
+        """The reversal as a JSON-ready dictionary (tuples as lists).
+
+        Returns
+        -------
+        dict
+            One key per field.
+        """
         return {
             "pair": list(self.pair),
             "pair_choice": self.pair_choice,
@@ -52,6 +75,26 @@ def iia_reversals(log: ChoiceLog) -> list[IIAReversal]:
 
     Menus whose samples all failed to parse, and ties, reveal no strict order and are
     skipped (parse-fails are reported by the log, not here).
+
+    The compromise and decoy effects show up here: a model whose pick between two actions
+    depends on a third one shown has no menu-independent preference between them.
+
+    Parameters
+    ----------
+    log : MenuChoiceLog or StochasticChoiceLog
+        Choices (one per menu, or counts); repeated menus are pooled.
+
+    Returns
+    -------
+    list of IIAReversal
+        Every reversal found.
+
+    Examples
+    --------
+    >>> log = StochasticChoiceLog.from_counts([["a", "b"], ["a", "b", "c"]],
+    ...                                       [{"a": 3, "b": 1}, {"a": 1, "b": 2, "c": 1}])
+    >>> [(r.pair_choice, r.larger_choice) for r in iia_reversals(log)]
+    [('a', 'b')]
     """
     pooled = _as_stochastic(log).pooled()
     out = []
@@ -76,7 +119,21 @@ def iia_reversals(log: ChoiceLog) -> list[IIAReversal]:
 @dataclass
 class RegularityViolation:
     """``item``'s choice share rose from ``small_frequency`` in ``small_menu`` to
-    ``large_frequency`` in ``large_menu`` ⊃ ``small_menu``."""
+    ``large_frequency`` in ``large_menu`` ⊃ ``small_menu``.
+
+    Parameters
+    ----------
+    item : str
+        The action whose share rose.
+    small_menu : tuple of str
+        The smaller menu.
+    large_menu : tuple of str
+        The larger menu containing it.
+    small_frequency : float
+        The action's share in ``small_menu``.
+    large_frequency : float
+        Its share in ``large_menu``.
+    """
 
     item: str
     small_menu: tuple[str, ...]
@@ -85,6 +142,13 @@ class RegularityViolation:
     large_frequency: float
 
     def to_dict(self) -> dict[str, Any]:
+        """The violation as a JSON-ready dictionary (menus as lists).
+
+        Returns
+        -------
+        dict
+            One key per field.
+        """
         d = dict(self.__dict__)
         d["small_menu"], d["large_menu"] = list(self.small_menu), list(self.large_menu)
         return d
@@ -95,6 +159,28 @@ def regularity_violations(log: ChoiceLog, tolerance: float = 0.0) -> list[Regula
 
     With sampled choices some rises are noise; ``rum_test`` weighs them against the
     sample size. Here ``tolerance`` is a plain threshold on the share.
+
+    Every random-utility model obeys regularity, so a violation is a model-free sign that
+    no such model explains the choices.
+
+    Parameters
+    ----------
+    log : MenuChoiceLog or StochasticChoiceLog
+        Choices; repeated menus are pooled.
+    tolerance : float, default 0.0
+        A rise must exceed this share to count.
+
+    Returns
+    -------
+    list of RegularityViolation
+        Every violation found.
+
+    Examples
+    --------
+    >>> log = StochasticChoiceLog.from_counts([["a", "b"], ["a", "b", "c"]],
+    ...                                       [{"a": 3, "b": 1}, {"a": 1, "b": 2, "c": 1}])
+    >>> [(v.item, v.small_frequency, v.large_frequency) for v in regularity_violations(log)]
+    [('b', 0.25, 0.5)]
     """
     pooled = [(m, c / c.sum(), frozenset(m)) for m, c in _as_stochastic(log).pooled() if c.sum() > 0]
     out = []
@@ -114,6 +200,22 @@ def mixed_menu_share(log: Union[StochasticChoiceLog, ChoiceLog]) -> Estimate:
 
     Menus whose samples all failed to parse are left out of the denominator. The Wilson
     interval treats menus as independent trials, which they are only given the vignette.
+
+    Parameters
+    ----------
+    log : MenuChoiceLog or StochasticChoiceLog
+        Choices (a deterministic log has no mixed menus).
+
+    Returns
+    -------
+    Estimate
+        The share with a Wilson interval (NaN when no menu had an on-menu answer).
+
+    Examples
+    --------
+    >>> log = StochasticChoiceLog.from_counts([["a", "b"], ["b", "c"]], [{"a": 4}, {"b": 2, "c": 2}])
+    >>> print(mixed_menu_share(log))
+    0.500 [0.095, 0.905] (n=2, wilson)
     """
     log = _as_stochastic(log)
     rows = [c for c in log.counts if c.sum() > 0]

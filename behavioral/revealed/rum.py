@@ -167,6 +167,19 @@ class RumExactResult:
 
     ``l1_gap`` is the smallest total absolute gap between observed and mixture-implied
     frequencies; ``mixture`` lists the rankings (best first) with positive weight.
+
+    Parameters
+    ----------
+    consistent : bool
+        The frequencies are exactly a mixture of rankings.
+    l1_gap : float
+        Smallest total absolute gap to a mixture of rankings (0 when consistent).
+    mixture : list of tuple of (list of str, float)
+        Rankings (best first) and their weights in the closest mixture.
+    method : str
+        How the rankings were searched (enumeration or column generation).
+    n_rankings_considered : int
+        Rankings the search looked at.
     """
 
     consistent: bool
@@ -176,6 +189,13 @@ class RumExactResult:
     n_rankings_considered: int
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as a JSON-ready dictionary (mixture as ranking/weight objects).
+
+        Returns
+        -------
+        dict
+            One key per field.
+        """
         d = dict(self.__dict__)
         d["mixture"] = [{"ranking": r, "weight": w} for r, w in self.mixture]
         return d
@@ -194,6 +214,38 @@ def _l1_lp(m: np.ndarray, p: np.ndarray):
 
 
 def rum_exact(log: ChoiceLog, max_rounds: int = 500) -> RumExactResult:
+    """Are the observed choice frequencies exactly a mixture of strict rankings (RUM)?
+
+    The noise-free check: with K sampled choices per menu it rejects almost any real log,
+    so use `rum_test` on samples and this on exact laws (`rum_exact_law`) or to read the
+    closest mixture.
+
+    Parameters
+    ----------
+    log : MenuChoiceLog or StochasticChoiceLog
+        Choices; repeated menus are pooled.
+    max_rounds : int, default 500
+        Column-generation rounds before giving up (larger action sets).
+
+    Returns
+    -------
+    RumExactResult
+        ``consistent``, the L1 gap and the closest mixture of rankings.
+
+    Raises
+    ------
+    InputError
+        When the column generation does not converge in ``max_rounds``.
+
+    Examples
+    --------
+    >>> from liedar.behavioral.revealed import StochasticChoiceLog
+    >>> log = StochasticChoiceLog.from_counts([["a", "b"], ["a", "b", "c"]],
+    ...                                       [{"a": 3, "b": 1}, {"a": 1, "b": 2, "c": 1}])
+    >>> result = rum_exact(log)
+    >>> result.consistent, round(result.l1_gap, 3)
+    (False, 0.5)
+    """
     return _rum_exact_design(_design(log), max_rounds)
 
 
@@ -207,6 +259,33 @@ def rum_exact_law(
     noise-free L1 test *is* the right test (distance 0 <=> a mixture of rankings),
     whereas for K sampled choices it rejects nearly everything (see docs/revealed.md).
     Repeated menus (as sets) are averaged.
+
+    Parameters
+    ----------
+    menus : sequence of sequence of str
+        The menus.
+    probabilities : sequence of sequence of float
+        Per menu, the probability of each action in menu order (summing to 1).
+    max_rounds : int, default 500
+        Column-generation rounds before giving up.
+
+    Returns
+    -------
+    RumExactResult
+        ``consistent``, the L1 gap and the closest mixture of rankings.
+
+    Raises
+    ------
+    InputError
+        When menus and rows differ in number, a menu has fewer than two distinct actions,
+        a row does not match its menu, or probabilities are negative or do not sum to 1.
+
+    Examples
+    --------
+    >>> rum_exact_law([["a", "b"], ["a", "b", "c"]], [[0.5, 0.5], [0.4, 0.4, 0.2]]).consistent
+    True
+    >>> rum_exact_law([["a", "b"], ["a", "b", "c"]], [[0.75, 0.25], [0.25, 0.5, 0.25]]).consistent
+    False
     """
     if len(menus) == 0 or len(menus) != len(probabilities):
         raise InputError(f"{len(menus)} menus and {len(probabilities)} probability rows: give one row per menu")
@@ -310,6 +389,35 @@ class RumTestResult:
 
     ``reject`` is True when ``p_value < alpha``: the frequencies are further from every
     random-utility model than K samples per menu would plausibly explain.
+
+    Parameters
+    ----------
+    exact : RumExactResult
+        The noise-free verdict on the observed frequencies.
+    distance : float
+        Weighted distance of the frequencies to the closest random-utility model.
+    p_value : float
+        Bootstrap p-value of that distance.
+    alpha : float
+        The test's level.
+    reject : bool
+        ``p_value < alpha``.
+    n_bootstrap : int
+        Bootstrap samples.
+    seed : int
+        Seed of the bootstrap.
+    n_menus : int
+        Distinct menus.
+    n_actions : int
+        Actions.
+    samples_per_menu : list of int
+        On-menu samples of each distinct menu.
+    n_parse_fail : int
+        Samples not on their menu (left out).
+    method : str, optional
+        The test's name.
+    note : str, optional
+        Caveats.
     """
 
     exact: RumExactResult
@@ -327,6 +435,13 @@ class RumTestResult:
     note: str = field(default="")
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as a JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            One key per field, ``exact`` nested.
+        """
         d = dict(self.__dict__)
         d["exact"] = self.exact.to_dict()
         return d
@@ -339,7 +454,46 @@ def rum_test(
     seed: int = 0,
     max_rounds: int = 500,
 ) -> RumTestResult:
-    """Test "these choice frequencies come from a random-utility model", allowing for noise."""
+    """Test "these choice frequencies come from a random-utility model", allowing for noise.
+
+    Sampled frequencies are almost never exactly a mixture of rankings; this asks whether
+    they are further from one than K samples per menu would explain (a parametric
+    bootstrap from the closest mixture, after Kitamura and Stoye).
+
+    Parameters
+    ----------
+    log : MenuChoiceLog or StochasticChoiceLog
+        Choices; repeated menus are pooled.
+    alpha : float, default 0.05
+        Level of the test.
+    n_bootstrap : int, default 199
+        Bootstrap samples (at least 19).
+    seed : int, default 0
+        Seed of the bootstrap.
+    max_rounds : int, default 500
+        Column-generation rounds before giving up.
+
+    Returns
+    -------
+    RumTestResult
+        ``reject``, the p-value, the distance and the exact verdict.
+
+    Raises
+    ------
+    InputError
+        When ``alpha`` is outside (0, 1), ``n_bootstrap`` is below 19, or the column
+        generation does not converge.
+
+    Examples
+    --------
+    >>> from liedar.behavioral.revealed import StochasticChoiceLog
+    >>> log = StochasticChoiceLog.from_counts(
+    ...     [["a", "b"], ["a", "b", "c"], ["b", "c"], ["a", "c"]],
+    ...     [{"a": 15, "b": 5}, {"a": 6, "b": 10, "c": 4}, {"b": 12, "c": 8}, {"a": 14, "c": 6}])
+    >>> result = rum_test(log, n_bootstrap=99)
+    >>> result.exact.consistent, result.reject
+    (False, False)
+    """
     if not 0 < alpha < 1:
         raise InputError(f"alpha={alpha} must lie strictly between 0 and 1")
     if n_bootstrap < 19:

@@ -101,6 +101,28 @@ class SarpResult:
     ``cycles`` are preference cycles (lists of action labels, each beating the next and
     the last beating the first). ``*_with_parse_fail`` treat an answer naming an off-menu
     action ``x`` as ``x`` chosen from ``menu ∪ {x}``.
+
+    Parameters
+    ----------
+    consistent : bool
+        One strict ranking explains every on-menu choice.
+    cycles : list of list of str
+        Preference cycles found (the evidence when not consistent).
+    n_observations : int
+        Observations in the log.
+    n_parse_fail : int
+        Observations whose answer was not on the menu.
+    consistent_with_parse_fail : bool
+        The verdict when off-menu answers count as revealed choices.
+    cycles_with_parse_fail : list of list of str, optional
+        The cycles found then.
+
+    Examples
+    --------
+    >>> log = MenuChoiceLog(menus=[["a", "b"], ["b", "c"], ["a", "c"]], choices=["a", "b", "c"])
+    >>> result = check_sarp(log)
+    >>> result.is_consistent, result.violations
+    (False, [['a', 'b', 'c']])
     """
 
     consistent: bool
@@ -111,6 +133,13 @@ class SarpResult:
     cycles_with_parse_fail: list[list[str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """The verdict as a JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            One key per field.
+        """
         return dict(self.__dict__)
 
     @property
@@ -174,7 +203,19 @@ def check_sarp(log: MenuChoiceLog, max_cycles: int = 20) -> SarpResult:
 @dataclass
 class WarpViolation:
     """``better`` was chosen from observation ``first`` while ``worse`` was on offer, and
-    ``worse`` was chosen from observation ``second`` while ``better`` was on offer."""
+    ``worse`` was chosen from observation ``second`` while ``better`` was on offer.
+
+    Parameters
+    ----------
+    better : str
+        The action chosen first.
+    worse : str
+        The action chosen second.
+    first : int
+        Observation where ``better`` was chosen over ``worse``.
+    second : int
+        Observation where ``worse`` was chosen over ``better``.
+    """
 
     better: str
     worse: str
@@ -182,17 +223,39 @@ class WarpViolation:
     second: int
 
     def to_dict(self) -> dict[str, Any]:
+        """The reversal as a JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            ``better``, ``worse``, ``first``, ``second``.
+        """
         return dict(self.__dict__)
 
 
 @dataclass
 class WarpResult:
-    """WARP verdict: ``consistent`` (alias ``is_consistent``) and each pairwise reversal."""
+    """WARP verdict: ``consistent`` (alias ``is_consistent``) and each pairwise reversal.
+
+    Parameters
+    ----------
+    consistent : bool
+        No pair of actions is chosen over each other.
+    violations : list of WarpViolation
+        Every such pairwise reversal.
+    """
 
     consistent: bool
     violations: list[WarpViolation]
 
     def to_dict(self) -> dict[str, Any]:
+        """The verdict as a JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            ``consistent`` and ``violations`` as dictionaries.
+        """
         return {"consistent": self.consistent, "violations": [v.to_dict() for v in self.violations]}
 
     @property
@@ -202,6 +265,30 @@ class WarpResult:
 
 
 def check_warp(log: MenuChoiceLog, include_parse_fail: bool = False) -> WarpResult:
+    """Test for direct pairwise reversals (WARP): ``x`` chosen over ``y`` and ``y`` over ``x``.
+
+    The weaker, two-step check: every WARP violation is a SARP cycle of length two, and
+    each violation names the two observations, so a reversal can be read in the records.
+    ``validate_menu_warp`` is the same function under prefgraph's name.
+
+    Parameters
+    ----------
+    log : MenuChoiceLog
+        The menus shown and the choice made from each.
+    include_parse_fail : bool, default False
+        Count an answer naming an off-menu action ``x`` as ``x`` chosen from ``menu ∪ {x}``.
+
+    Returns
+    -------
+    WarpResult
+        ``consistent`` (alias ``is_consistent``) and every pairwise reversal.
+
+    Examples
+    --------
+    >>> log = MenuChoiceLog(menus=[["a", "b"], ["a", "b", "c"]], choices=["a", "b"])
+    >>> check_warp(log).violations
+    [WarpViolation(better='a', worse='b', first=0, second=1)]
+    """
     obs = log.revealed_observations(include_parse_fail)
     first_seen: dict[tuple[int, int], int] = {}
     for i, c, mask in obs:

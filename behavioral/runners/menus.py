@@ -434,7 +434,60 @@ def run_menu_study(
     order: str = "shuffled",
 ) -> MenuStudyResult:
     """Every vignette × framing of the chosen scenarios/tiers, 15 menus each, the options of
-    each menu lettered in a seeded random order (``order="canonical"``: mild -> drastic)."""
+    each menu lettered in a seeded random order (``order="canonical"``: mild -> drastic).
+
+    Each configuration's choices are checked for one stable ranking (SARP), menu effects
+    and, with sampled choices, random utility; the result tabulates pass rates with
+    intervals over configurations. Shuffled lettering keeps a letter preference from
+    passing as a preference between actions.
+
+    Parameters
+    ----------
+    backend : Backend
+        The model (`liedar.models.load`, or a served model).
+    mode : {"deterministic", "stochastic", "exact"}, default "deterministic"
+        One choice per menu at temperature 0, ``samples`` sampled choices per menu, or
+        the model's exact choice probabilities at ``temperature``.
+    samples : int, default 20
+        Samples per menu in stochastic mode (at least 2).
+    temperature : float, default 0.7
+        Sampling temperature in stochastic and exact modes (above 0).
+    scenarios : sequence of str, optional
+        Scenarios to run; all by default.
+    tiers : sequence of str, optional
+        Tiers to run; all by default.
+    framings : sequence of str, optional
+        Framings to run; all by default.
+    alpha : float, default 0.05
+        Level of the random-utility test.
+    rum_bootstrap : int, default 199
+        Bootstrap samples of the random-utility test.
+    seed : int, default 0
+        Seed of the option orders and samples.
+    progress : bool, default True
+        Show a progress bar.
+    order : str, default "shuffled"
+        ``"shuffled"`` or ``"canonical"`` (mild -> drastic) lettering.
+
+    Returns
+    -------
+    MenuStudyResult
+        Per-configuration results and the tables (SARP pass rates, IIA reversals,
+        random-utility pass rates, parse-fails).
+
+    Raises
+    ------
+    InputError
+        When the mode, order, a scenario, tier or framing is unknown, or sampling settings
+        are out of range.
+
+    Examples
+    --------
+    >>> import liedar.models
+    >>> backend = liedar.models.load("smollm2-135m")  # doctest: +SKIP
+    >>> study = run_menu_study(backend, scenarios=["procurement"])  # doctest: +SKIP
+    >>> print(study.sarp_pass())  # doctest: +SKIP
+    """
     check_study_arguments(mode, samples, temperature, scenarios, tiers, framings)
     if order not in ORDERS:
         raise InputError(f"unknown option order {order!r}: use one of {', '.join(ORDERS)}")

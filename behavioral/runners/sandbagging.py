@@ -66,7 +66,50 @@ def run_sandbagging(
 ) -> SandbaggingResult:
     """Best-protocol ceiling under the benign framing, then the chosen protocol under the
     dangerous framing on the evaluation items; the paired gap is over those items.
-    ``result.extra["ceiling"]`` keeps every protocol's accuracy on both splits."""
+    ``result.extra["ceiling"]`` keeps every protocol's accuracy on both splits.
+
+    The only difference between the paired conditions is the system prompt: same items,
+    same chosen protocol. A weak ceiling would hide sandbagging, so the ceiling is the best
+    of several protocols, chosen without the winner's curse (`select_ceiling`).
+
+    Parameters
+    ----------
+    backend : Backend
+        The model (`liedar.models.load`); needs option scoring.
+    items : sequence of MCQItem, optional
+        Multiple-choice items; liedar's built-in bank when omitted.
+    protocols : sequence of str, optional
+        Elicitation protocols to choose the ceiling from (``behavioral.runners.elicitation``).
+    shot_pool : sequence of MCQItem, optional
+        Items to draw few-shot examples from (never scored).
+    k : int, optional
+        Few-shot examples per prompt.
+    selection_fraction : float, default 1/3
+        Share of items used to choose the protocol.
+    seed : int, default 0
+        Seed of the split and of the example draws.
+    interval : str, default DEFAULT_INTERVAL
+        Interval method of the accuracies.
+    progress : bool, default False
+        Show progress bars.
+
+    Returns
+    -------
+    SandbaggingResult
+        See `sandbagging_gap`; ``extra`` holds the ceiling's protocols and the framed protocol.
+
+    Raises
+    ------
+    InputError
+        When a protocol is unknown or the items cannot be split.
+
+    Examples
+    --------
+    >>> import liedar.models
+    >>> backend = liedar.models.load("smollm2-135m")  # doctest: +SKIP
+    >>> result = run_sandbagging(backend, progress=True)  # doctest: +SKIP
+    >>> print(result.gap, result.reading)  # doctest: +SKIP
+    """
     items = load_mcq_bank() if items is None else list(items)
     n_opt = {len(it.options) for it in items}
     chance = 1 / (n_opt.pop() if len(n_opt) == 1 else N_OPTIONS)

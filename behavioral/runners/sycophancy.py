@@ -23,6 +23,22 @@ PROTOCOL = (
 def sycophancy_records(
     backend: Backend, items: Sequence[SycophancyItem], *, progress: bool = False
 ) -> list[SycophancyRecord]:
+    """Ask each claim neutrally (once per claim) and under each item's pressure; one record per item.
+
+    Parameters
+    ----------
+    backend : Backend
+        The model; answers are the argmax of the 'Yes' / 'No' log-probabilities.
+    items : sequence of SycophancyItem
+        Claims with the user's suggested answer and pressure wording.
+    progress : bool, default False
+        Show a progress bar.
+
+    Returns
+    -------
+    list of SycophancyRecord
+        Truth, neutral answer, suggestion and pressured answer per item.
+    """
     from liedar._util.progress import progress as step_progress
 
     neutral: dict[str, str] = {}
@@ -43,6 +59,37 @@ def run_sycophancy(
     interval: str = DEFAULT_INTERVAL,
     progress: bool = False,
 ) -> tuple[SycophancyResult, list[SycophancyRecord]]:
+    """Ask the model the sycophancy items and score them with `sycophancy`.
+
+    Each claim is asked neutrally and with the user suggesting Yes and, separately, No, so
+    pressure is balanced across truth values and capitulation can be compared with plain
+    instability.
+
+    Parameters
+    ----------
+    backend : Backend
+        The model (`liedar.models.load`, or a served model).
+    items : sequence of SycophancyItem, optional
+        The items; liedar's built-in product-sheet claims when omitted.
+    interval : str, default DEFAULT_INTERVAL
+        Interval method of the rates.
+    progress : bool, default False
+        Show a progress bar.
+
+    Returns
+    -------
+    result : SycophancyResult
+        Capitulation, instability, their excess and a reading.
+    records : list of SycophancyRecord
+        The per-item answers the result was computed from.
+
+    Examples
+    --------
+    >>> import liedar.models
+    >>> backend = liedar.models.load("smollm2-135m")  # doctest: +SKIP
+    >>> result, records = run_sycophancy(backend)  # doctest: +SKIP
+    >>> print(result.reading)  # doctest: +SKIP
+    """
     records = sycophancy_records(backend, sycophancy_items() if items is None else items, progress=progress)
     return sycophancy(records, interval=interval, protocol=PROTOCOL), records
 
