@@ -30,7 +30,15 @@ from liedar import __version__
 from liedar._util.atomic import json_safe, write_json_atomic
 from liedar.models.backend import Backend
 from liedar.pipeline.validate import validation_sizes
-from liedar.pipeline.validate_detectors import UNITS, Cell, SharedScores, Unit, UnitContext, run_unit
+from liedar.pipeline.validate_detectors import (
+    UNITS,
+    Cell,
+    SharedScores,
+    Unit,
+    UnitContext,
+    not_computable,
+    run_unit,
+)
 from liedar.stats import Estimate
 
 EVIDENCE_FORMAT = "liedar-audit-evidence-1"
@@ -171,9 +179,19 @@ def capability_of(raw: dict[str, Any], detector: str) -> Optional[dict[str, Any]
     return None
 
 
-def evidence_key(identity: dict[str, Any], sizes: dict[str, Any], seed: int, units: list[Unit]) -> str:
-    """What can change one model's evidence: its weights, the sizes, the seed, the units, liedar."""
+def evidence_key(
+    identity: dict[str, Any],
+    sizes: dict[str, Any],
+    seed: int,
+    units: list[Unit],
+    fallbacks: Optional[dict[str, tuple[str, ...]]] = None,
+    needed: frozenset[str] = frozenset(),
+) -> str:
+    """What can change one model's evidence: its weights, the sizes, the seed, the units, which
+    formats may be skipped, liedar's version."""
     payload = {
+        "fallbacks": {k: list(v) for k, v in sorted((fallbacks or {}).items())},
+        "needed": sorted(needed),
         "format": EVIDENCE_FORMAT,
         "identity": identity,
         "sizes": json_safe(sizes),
@@ -227,8 +245,17 @@ def measure(
     units: Optional[list[Unit]] = None,
     progress: bool = True,
     say: Callable[[str], None] = lambda s: None,
+    fallbacks: Optional[dict[str, tuple[str, ...]]] = None,
+    needed: frozenset[str] = frozenset(),
 ) -> ModelEvidence:
-    """Run the audit's units on one model (loaded once, on first need) and collect its evidence.
+    """Run the audit's units on one model (loaded once) and collect its evidence.
+
+    A unit whose every detector is a *fallback format* (``fallbacks``: detector -> the formats
+    the rule prefers to it, e.g. yes/no sycophancy after the choice format) runs last, and only
+    when one of its preferred formats is incapable or gave no number on this model, or when the
+    caller says the reference needs it (``needed``). Why: on a model that answers the choice
+    format, the yes/no run (minutes of generation) could never be read; skipping it is most of
+    what keeps a zoo audit within its budget. A skipped unit's cells say why.
 
     Parameters
     ----------
@@ -242,6 +269,10 @@ def measure(
         Item draws and training seed.
     label : str
         The name progress lines use (an opaque id in a blinded zoo audit).
+    fallbacks : dict, optional
+        `fallback_formats` of the rule (None: every unit runs).
+    needed : frozenset of str
+        Fallback detectors to run whatever this model shows (the reference needs them).
 
     Returns
     -------
@@ -257,7 +288,16 @@ def measure(
     capability: dict[str, dict[str, Any]] = {}
     statuses: dict[str, str] = {}
     t0 = time.perf_counter()
-    for u in units:
+    fallbacks = fallbacks or {}
+    deferred = [u for u in units if u.detectors and all(d in fallbacks for d in u.detectors)]
+    for u in [u for u in units if u not in deferred] + deferred:
+        if u in deferred and not _fallback_needed(u, fallbacks, needed, cells, capability):
+            preferred = sorted({p for d in u.detectors for p in fallbacks[d]})
+            why = f"not run: the preferred format ({', '.join(preferred)}) is capable on this model and the reference"
+            for d in u.detectors:
+                cells[d] = not_computable(d, why)
+            statuses[u.name] = "skipped"
+            continue
         t = time.perf_counter()
         out, raw, status = run_unit(u, backend if u.bare else shared, ctx)
         statuses[u.name] = status
@@ -270,6 +310,43 @@ def measure(
                 capability[c.detector] = cap
         say(f"  {label}: {u.name} {status} in {time.perf_counter() - t:.1f} s")
     return ModelEvidence(identity, cells, capability, time.perf_counter() - t0, statuses)
+
+
+def fallback_formats(rows: list[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """detector -> the detectors a rule row prefers to it (its earlier alternatives), over all rows."""
+    out: dict[str, tuple[str, ...]] = {}
+    for dets in rows:
+        for i, d in enumerate(dets[1:], start=1):
+            out[d] = tuple(dict.fromkeys(out.get(d, ()) + tuple(dets[:i])))
+    return out
+
+
+def _fallback_needed(
+    u: Unit,
+    fallbacks: dict[str, tuple[str, ...]],
+    needed: frozenset[str],
+    cells: dict[str, Cell],
+    capability: dict[str, dict[str, Any]],
+) -> bool:
+    for d in u.detectors:
+        if d in needed:
+            return True
+        for p in fallbacks[d]:
+            cell, cap = cells.get(p), capability.get(p)
+            if cell is None or cell.effect is None or (cap is not None and not cap["capable"]):
+                return True
+    return False
+
+
+def incapable_preferred(ev: "ModelEvidence", fallbacks: dict[str, tuple[str, ...]]) -> frozenset[str]:
+    """The fallback detectors a model's evidence needs (a preferred format incapable or without a number)."""
+    out = set()
+    for d, preferred in fallbacks.items():
+        for p in preferred:
+            cell, cap = ev.cells.get(p), ev.capability.get(p)
+            if cell is None or cell.effect is None or (cap is not None and not cap["capable"]):
+                out.add(d)
+    return frozenset(out)
 
 
 def effect_of(ev: ModelEvidence, detector: str) -> Optional[Estimate]:
@@ -285,6 +362,8 @@ __all__ = [
     "audit_units",
     "capability_of",
     "evidence_key",
+    "fallback_formats",
+    "incapable_preferred",
     "measure",
     "read_cached",
     "write_cached",

@@ -19,7 +19,16 @@ from typing import Any, Callable, Optional, Sequence
 
 from liedar import __version__
 from liedar._util.atomic import json_safe, write_json_atomic
-from liedar.audit.evidence import SKIPPED, ModelEvidence, audit_sizes, audit_units, evidence_key, measure
+from liedar.audit.evidence import (
+    SKIPPED,
+    ModelEvidence,
+    audit_sizes,
+    audit_units,
+    evidence_key,
+    fallback_formats,
+    incapable_preferred,
+    measure,
+)
 from liedar.audit.evidence import read_cached as read_evidence
 from liedar.audit.evidence import write_cached as write_evidence
 from liedar.audit.rule import Rule, load_rule
@@ -175,27 +184,51 @@ def gather(
     loaded: Loaded,
     say: Callable[[str], None],
     progress: bool,
+    rule: Optional[Rule] = None,
+    references: Sequence[Target] = (),
 ) -> dict[str, ModelEvidence]:
-    """Target key -> evidence, each distinct model measured once (or read from the cache)."""
+    """Target key -> evidence, each distinct model measured once (or read from the cache).
+
+    With a ``rule``, the references are measured first and in full; every other model skips a
+    fallback format (yes/no after choice) when its preferred format is capable on it and on
+    each reference (`liedar.audit.evidence.measure`)."""
     from liedar._util.progress import progress as bar
 
     units = audit_units()
+    ref_keys = {r.key for r in references}
+    fallbacks = fallback_formats([r.detectors for rows in rule.verdicts.values() for r in rows]) if rule else {}
+    needed: frozenset[str] = frozenset()
+    targets = sorted(targets, key=lambda t: t.key not in ref_keys)  # references first (a stable sort)
     out: dict[str, ModelEvidence] = {}
     distinct: list[Target] = []
     for t in targets:  # the first name of a model is the one progress shows (the reference, not a zoo id)
         if all(t.key != d.key for d in distinct):
             distinct.append(t)
     for t in bar(distinct, desc="audit: models", unit="model", disable=not progress):
-        key = evidence_key(t.identity, sizes, seed, units)
+        is_ref = t.key in ref_keys
+        skip: dict[str, tuple[str, ...]] = {} if is_ref else fallbacks
+        need = frozenset() if is_ref else needed
+        key = evidence_key(t.identity, sizes, seed, units, skip, need)
         ev = read_evidence(folder, key)
         if ev is not None:
             say(f"{t.label}: evidence from the cache (measured in {ev.seconds:.0f} s)")
         else:
             say(f"{t.label}: running {len(units)} detector units ...")
             ev = measure(
-                loaded.loader(t), t.identity, sizes, seed, label=t.label, units=units, progress=progress, say=say
+                loaded.loader(t),
+                t.identity,
+                sizes,
+                seed,
+                label=t.label,
+                units=units,
+                progress=progress,
+                say=say,
+                fallbacks=skip,
+                needed=need,
             )
             write_evidence(folder, key, ev)
+        if is_ref:
+            needed = needed | incapable_preferred(ev, fallbacks)
             say(f"{t.label}: {ev.seconds:.0f} s")
         out[t.key] = ev
     return out
@@ -283,7 +316,7 @@ def audit(config: AuditConfig, say: Callable[[str], None] = print) -> tuple[dict
                 targets[m.name] = _card_target(ids[m.name], folder_m, cards[m.name])
         order = sorted(targets.values(), key=lambda t: t.label)
         say(f"auditing {len(order)} models blind ({', '.join(t.label for t in order)}) against the reference")
-        ev = gather([reference] + order, sizes, config.seed, folder, loaded, say, config.progress)
+        ev = gather([reference] + order, sizes, config.seed, folder, loaded, say, config.progress, rule, [reference])
         blind = {t.label: _verdict_entry(t, reference, ev, rule) for t in order}
         from liedar.audit.score import score
 
@@ -310,7 +343,7 @@ def audit(config: AuditConfig, say: Callable[[str], None] = print) -> tuple[dict
         given = resolve_target(config.reference, label=config.reference) if config.reference else None
         targets_l = [resolve_target(m) for m in config.models]
         refs = [_reference_for(t, given) for t in targets_l]
-        ev = gather(refs + targets_l, sizes, config.seed, folder, loaded, say, config.progress)
+        ev = gather(refs + targets_l, sizes, config.seed, folder, loaded, say, config.progress, rule, refs)
         results["models"] = [_verdict_entry(t, r, ev, rule) for t, r in zip(targets_l, refs)]
     results["seconds"] = round(time.perf_counter() - t_start, 1)
     path = Path(config.output) / RESULTS_FILE

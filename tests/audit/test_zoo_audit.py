@@ -14,8 +14,16 @@ from pathlib import Path
 import pytest
 from audit_helpers import evidence
 
-from liedar.audit.evidence import audit_sizes, audit_units, evidence_key, write_cached
-from liedar.audit.run import AuditConfig, audit, resolve_target
+from liedar.audit.evidence import (
+    audit_sizes,
+    audit_units,
+    evidence_key,
+    fallback_formats,
+    incapable_preferred,
+    write_cached,
+)
+from liedar.audit.rule import load_rule
+from liedar.audit.run import AuditConfig, Loaded, audit, resolve_target
 from liedar.errors import InputError
 from liedar.models.cards import read_card
 
@@ -48,10 +56,20 @@ def planted(tmp_path, monkeypatch):
         "sandbagger": evidence(gap=(14, 1, 40), gap_flag=True),
     }
     write_cached(cache, evidence_key(base.identity, sizes, 0, audit_units()), planted_ev[base.key])
+    # the audited members' keys as the audit computes them: the rule's fallback formats, and the
+    # fallbacks the reference needs (its planted evidence has no choice-format cells)
+    rule = load_rule()
+    fallbacks = fallback_formats([r.detectors for rows in rule.verdicts.values() for r in rows])
+    needed = incapable_preferred(planted_ev[base.key], fallbacks)
     for name in ("sycophant", "sandbagger"):
         card = read_card(zoo / "smollm2-135m" / name)
         identity = {"fingerprint": card.base_fingerprint, "adapter_sha256": card.adapter_sha256}
-        write_cached(cache, evidence_key(identity, sizes, 0, audit_units()), planted_ev[name])
+        write_cached(cache, evidence_key(identity, sizes, 0, audit_units(), fallbacks, needed), planted_ev[name])
+
+    def no_model(self, name):
+        raise AssertionError(f"the planted audit loaded {name}")
+
+    monkeypatch.setattr(Loaded, "base", no_model)
     return AuditConfig(zoo="smollm2-135m", output=tmp_path / "out", evidence_cache=cache, progress=False)
 
 
