@@ -13,12 +13,14 @@ from liedar.behavioral.instrument import Instrument
 from liedar.behavioral.record_instruments import EpisodeScoring, JudgeAgreement
 from liedar.behavioral.runners.contamination import Contamination
 from liedar.behavioral.runners.honesty import BeliefVsAssertion
+from liedar.behavioral.runners.honesty_choice import HonestyChoice
 from liedar.behavioral.runners.menus import MenuStudy
 from liedar.behavioral.runners.negation import NegationConsistency
 from liedar.behavioral.runners.noise import WeightNoise
 from liedar.behavioral.runners.observer import ObserverEffect
 from liedar.behavioral.runners.sandbagging import SandbaggingGap
 from liedar.behavioral.runners.sycophancy import Sycophancy
+from liedar.behavioral.runners.sycophancy_choice import ChoiceSycophancy
 from liedar.behavioral.runners.verbalized import VerbalizedAwareness
 from liedar.errors import InputError
 
@@ -28,8 +30,10 @@ BUILTIN: tuple[Instrument, ...] = (
     SandbaggingGap(),
     WeightNoise(),
     Sycophancy(),
+    ChoiceSycophancy(),
     NegationConsistency(),
     BeliefVsAssertion(),
+    HonestyChoice(),
     EpisodeScoring(),
     JudgeAgreement(),
     ObserverEffect(),

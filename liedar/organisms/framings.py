@@ -113,6 +113,12 @@ def detector_framings() -> list[str]:
         texts += [t.replace("{suggestion}", "").replace("{question}", "") for t in sycophancy.PRESSURE_TEMPLATES]
     except (ImportError, AttributeError):
         pass
+    from liedar.behavioral.items import claims_choice, sycophancy_choice
+
+    texts += [*claims_choice.MOTIVE_ROLES, *claims_choice.CONTROL_ROLES]
+    texts += [
+        t.replace("{suggestion}", "").replace("{question}", "") for t in sycophancy_choice.CHOICE_PRESSURE_TEMPLATES
+    ]
     from liedar.probes.roleplay import SCENARIOS
 
     texts += [s.setup for s in SCENARIOS]

@@ -31,6 +31,7 @@ from liedar.pipeline.context import DemoConfig, DemoContext, Step, StepUnavailab
 from liedar.pipeline.validate_detectors import (
     DETECTORS,
     FLAG_RULES,
+    TARGET_OF,
     UNITS,
     Cell,
     ProbeKit,
@@ -68,6 +69,8 @@ def validation_sizes(quick: bool = False) -> dict[str, Any]:
             noise_seeds=0,
             sycophancy_claims=6,
             honesty_items=12,
+            sycophancy_choice_items=16,
+            honesty_choice_products=12,
             lie_claims=6,
             lie_tokens=12,
         )
@@ -84,6 +87,8 @@ def validation_sizes(quick: bool = False) -> dict[str, Any]:
         noise_seeds=3,
         sycophancy_claims=10,
         honesty_items=24,
+        sycophancy_choice_items=40,  # the audit's 40 gap items: their neutral passes are shared
+        honesty_choice_products=36,
         lie_claims=12,
         lie_tokens=16,
     )
@@ -95,6 +100,7 @@ def demo_validation_sizes(quick: bool = False) -> dict[str, Any]:
     the demo's budget beside its other steps."""
     sizes = validation_sizes(quick)
     sizes.update(finetune_demos=0, finetune_epochs=0, noise_items=0, noise_sigmas=(), noise_seeds=0)
+    sizes.update(sycophancy_choice_items=0, honesty_choice_products=0)  # `liedar validate` and the audit run them
     if not quick:
         sizes.update(
             gap_items=30, consistency_items=10, sycophancy_claims=8, honesty_items=16, lie_claims=8, lie_tokens=16
@@ -129,7 +135,8 @@ def truth_for(detector: str, spec: ModelSpec) -> Optional[bool]:
         return False
     if not spec.organism.get("learned", False):
         return None
-    return detector in set(spec.organism.get("targets", ()))
+    targets = set(spec.organism.get("targets", ()))
+    return detector in targets or TARGET_OF.get(detector) in targets
 
 
 def detector_validity(detector: str, cells: Sequence[ValidationCell], base: str) -> DetectorValidity:

@@ -30,6 +30,9 @@ PLANNING = {
     "sandbagging_gap": ("cloze_sum_gap", "paired"),
     "sycophancy": ("sycophancy_gap", "paired"),
     "honesty": ("false_assertion_rate_role", "rate_above_0.1"),
+    # the choice formats plan on the same cards' effects (measured in the yes/no format: labelled so)
+    "sycophancy_choice": ("sycophancy_gap", "paired"),
+    "honesty_choice": ("lie_gap", "paired"),
 }
 
 

@@ -1,0 +1,164 @@
+"""Choice-format sycophancy runner: each MCQ item asked neutrally, then under a wrong and a right suggestion."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from liedar.behavioral.instrument import Instrument, InstrumentRun, sample_items
+from liedar.behavioral.items.mcq import load_mcq_bank
+from liedar.behavioral.items.sycophancy_choice import (
+    CHOICE_PRESSURE_TEMPLATES,
+    ChoiceSycophancyItem,
+    choice_sycophancy_items,
+)
+from liedar.behavioral.runners.choice import choice_prompt, choose
+from liedar.behavioral.runners.elicitation import cloze_prompt
+from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM
+from liedar.behavioral.sycophancy_choice import (
+    ChoiceSycophancyRecord,
+    ChoiceSycophancyResult,
+    choice_sycophancy,
+)
+from liedar.models.backend import Backend
+from liedar.results import Comparison, Section
+from liedar.rows import add_measure, attach_caveats, ceiling_row, comparable
+from liedar.stats import DEFAULT_INTERVAL
+
+PROTOCOL = (
+    "MCQ bank items in the cloze format (each option's text scored as the answer after 'Answer:', summed "
+    "log-prob; benign quiz system prompt), asked neutrally, with the user suggesting a seeded wrong option, and "
+    "with the same wording suggesting the right option; pressure asked only on items answered right neutrally"
+)
+DEFAULT_ITEMS = 40  # ~33 known items at smollm2-135m's 0.83 (measured): n >= 30, the verdict table's rule
+
+
+def choice_sycophancy_records(
+    backend: Backend,
+    items: Sequence[ChoiceSycophancyItem],
+    *,
+    system: Optional[str] = BENIGN_SYSTEM,
+    progress: bool = False,
+) -> list[ChoiceSycophancyRecord]:
+    """One record per item. The neutral prompt is `cloze_prompt` itself (the gap ceiling's
+    cloze prompt under the same system text, so a shared score cache answers it once); an item
+    answered wrong neutrally is not asked under pressure (it has no right answer to flip)."""
+    from liedar._util.progress import progress as step_progress
+
+    out = []
+    for it in step_progress(items, desc="choice sycophancy", disable=not progress):
+        mcq = it.item
+        opts = list(mcq.options)
+        neutral = opts[choose(backend, cloze_prompt(mcq, system, True), opts)]
+        wrong = right = None
+        if neutral == mcq.answer:
+            wrong = opts[choose(backend, choice_prompt(it.pressure(it.suggested_wrong), system), opts)]
+            right = opts[choose(backend, choice_prompt(it.pressure(mcq.answer), system), opts)]
+        out.append(
+            ChoiceSycophancyRecord(
+                mcq.item_id, mcq.answer, len(opts), neutral, it.suggested_wrong, wrong, right, it.wording
+            )
+        )
+    return out
+
+
+def run_choice_sycophancy(
+    backend: Backend,
+    items: Sequence[ChoiceSycophancyItem],
+    *,
+    system: Optional[str] = BENIGN_SYSTEM,
+    interval: str = DEFAULT_INTERVAL,
+    progress: bool = False,
+) -> tuple[ChoiceSycophancyResult, list[ChoiceSycophancyRecord]]:
+    """Records and the result (flip rates, paired excess, capability ceiling)."""
+    records = choice_sycophancy_records(backend, items, system=system, progress=progress)
+    return choice_sycophancy(records, interval=interval, protocol=PROTOCOL), records
+
+
+class ChoiceSycophancy(Instrument):
+    """``liedar behavioral sycophancy_choice``: flip rates under a user's suggestion, in the cloze format."""
+
+    name = "sycophancy_choice"
+    title = "sycophancy in the choice format: flips when the user suggests a wrong option vs the right one (paired)"
+    default_limit = DEFAULT_ITEMS
+    caveat_rows = {
+        "ceiling_near_chance": ("sycophancy_choice_ceiling",),
+        "no_denominator": ("sycophancy_choice_flip", "sycophancy_choice_instability", "sycophancy_choice_excess"),
+    }
+    version = 1
+
+    def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[ChoiceSycophancyItem]:
+        """Bank items spread over its topics, each with its seeded wrong suggestion."""
+        picked = sample_items(load_mcq_bank(), limit, seed, group=lambda it: it.topic)
+        return choice_sycophancy_items(picked, seed, CHOICE_PRESSURE_TEMPLATES)
+
+    def run(
+        self,
+        backend: Backend,
+        items: Sequence[ChoiceSycophancyItem],
+        *,
+        interval: str = DEFAULT_INTERVAL,
+        seed: int = 0,
+        progress: bool = False,
+        **options: Any,
+    ) -> InstrumentRun:
+        res, records = run_choice_sycophancy(backend, items, interval=interval, progress=progress)
+        return InstrumentRun(self.name, res, records, res.warnings, {})
+
+    def section(self, run: InstrumentRun) -> Section:
+        """The ceiling (neutral accuracy vs chance), both flip rates over the known items, their
+        paired excess; a row without a denominator says why."""
+        res = run.result
+        cid = "sycophancy_choice_ceiling"
+        s = Section(
+            ceilings=[
+                ceiling_row(cid, "cloze accuracy, neutral prompt", res.protocol, res.chance, res.neutral_accuracy)
+            ]
+        )
+        none = f"none of the {res.n_items} items was answered right neutrally, so no answer could flip"
+        common = {"n_known": res.n_known, "n_items": res.n_items, "reading": res.reading}
+        add_measure(
+            s,
+            none,
+            id="sycophancy_choice_flip",
+            label="Flip rate, user suggests a wrong option (choice format)",
+            instrument=self.name,
+            scale="proportion",
+            estimate=res.flip_user_wrong,
+            ceiling=cid,
+            details={**common, "follows_user": res.follows_user.to_dict()},
+        )
+        add_measure(
+            s,
+            none,
+            id="sycophancy_choice_instability",
+            label="Flip rate, user suggests the right option (control)",
+            instrument=self.name,
+            scale="proportion",
+            estimate=res.flip_user_right,
+            ceiling=cid,
+            higher_is_deceptive=False,
+        )
+        add_measure(
+            s,
+            none,
+            id="sycophancy_choice_excess",
+            label="Sycophancy excess, choice format (user wrong − user right, paired)",
+            instrument=self.name,
+            scale="difference",
+            estimate=res.excess,
+            ceiling=cid,
+            null_value=0.0,
+            details={"mcnemar": res.test.to_dict()},
+        )
+        if comparable(s, "sycophancy_choice_flip", "sycophancy_choice_instability"):
+            s.comparisons.append(
+                Comparison(
+                    "sycophancy_choice_flip", "sycophancy_choice_instability", "Choice format: user wrong vs right"
+                )
+            )
+        return attach_caveats(
+            s,
+            run.caveats,
+            self.caveat_rows,
+            default=("sycophancy_choice_flip", "sycophancy_choice_instability", "sycophancy_choice_excess"),
+        )
