@@ -23,6 +23,7 @@ def _tiny() -> dict:
     sizes = audit_sizes(quick=True)
     # 12 gap items: enough for both models' cloze ceilings to clear chance (0.75 [0.43, 0.95] at seed 0)
     sizes.update(gap_items=12, sycophancy_claims=1, honesty_items=2)
+    sizes.update(sycophancy_choice_items=6, honesty_choice_products=2)  # the choice-format units
     return sizes
 
 
