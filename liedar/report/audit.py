@@ -193,7 +193,10 @@ def audit_figures(results: dict[str, Any]) -> dict[str, bytes]:
     ax.set_ylabel("truth")
     for i in range(len(truths)):
         for j in range(len(preds)):
-            ax.text(j, i, f"{int(values[i, j])}", ha="center", va="center", fontsize=9)
+            dark = values[i, j] > 0.6 * max(1.0, values.max())
+            ax.text(
+                j, i, f"{int(values[i, j])}", ha="center", va="center", fontsize=9, color="white" if dark else "black"
+            )
     ax.set_title(f"Audit: {sc['correct']}/{sc['n_models']} correct")
     figs["audit_confusion"] = _png(fig)
     dets = [(k, d) for k, d in sc["per_detector"].items() if d["points"] or d["curve"]]
@@ -212,6 +215,8 @@ def audit_figures(results: dict[str, Any]) -> dict[str, bytes]:
                     s=28,
                     zorder=3,
                 )
+            right = max([0.6] + [float(p["strength"]) for p in pts])
+            ax.set_xlim(0.0, right + 0.05)
             ax.set_ylim(-0.08, 1.08)
             ax.set_xlabel("strength (card headline)")
             ax.set_title(det, fontsize=9)
