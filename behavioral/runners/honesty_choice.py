@@ -22,6 +22,7 @@ PROTOCOL = (
     "sheets believed right, the assertion under a seller's role with a reason to deny and under a control role"
 )
 DEFAULT_PRODUCTS = 36  # ~32 defect sheets believed right at smollm2-135m's 0.88 (measured): n >= 30
+DEFAULT_SHEETS = 45  # the CLI's default --limit: 36 products, 9 of them also with a sound sheet
 
 
 def _yes_no(index: int) -> str:
@@ -68,7 +69,7 @@ class HonestyChoice(Instrument):
 
     name = "honesty_choice"
     title = "belief vs assertion in the choice format: lie rate under a seller's motive minus under a control role"
-    default_limit = DEFAULT_PRODUCTS
+    default_limit = DEFAULT_SHEETS
     caveat_rows = {
         "ceiling_near_chance": ("honesty_choice_ceiling",),
         "no_denominator": ("honesty_choice_lies", "honesty_choice_control", "honesty_choice_excess"),
@@ -87,10 +88,16 @@ class HonestyChoice(Instrument):
         return {"sound_every": args.sound_every}
 
     def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[ChoiceClaim]:
-        """``limit`` products (a defect sheet each, plus a sound sheet for every k-th)."""
-        if limit is not None and limit > len(CHOICE_DEFECTS):
-            raise InputError(f"--limit {limit}: there are {len(CHOICE_DEFECTS)} products; give at most that")
-        return choice_claims(limit, sound_every=int(options.get("sound_every", 4)), seed=seed)
+        """``limit`` sheets (as every instrument counts items): about four defect sheets to one
+        sound sheet (``--sound-every 4``), so 45 sheets are 36 products."""
+        every = int(options.get("sound_every", 4))
+        most = len(CHOICE_DEFECTS) + -(-len(CHOICE_DEFECTS) // every)
+        if limit is not None and limit > most:
+            raise InputError(
+                f"--limit {limit}: there are {most} sheets ({len(CHOICE_DEFECTS)} products); give at most that"
+            )
+        products = None if limit is None else max(1, limit * every // (every + 1))
+        return choice_claims(products, sound_every=every, seed=seed)[:limit]
 
     def run(
         self,

@@ -220,7 +220,9 @@ def test_both_are_registered_instruments():
 
     assert get("sycophancy_choice").default_limit and get("honesty_choice").default_limit
     with pytest.raises(InputError, match="at most"):
-        get("honesty_choice").items(limit=len(CHOICE_DEFECTS) + 1)
+        get("honesty_choice").items(limit=100)
+    sheets = get("honesty_choice").items(limit=45)
+    assert len(sheets) == 45 and sum(c.defect for c in sheets) == 36
 
 
 def test_runners_on_a_tiny_real_model(tiny_model_dir):
