@@ -25,16 +25,20 @@ def base(cache):
 
 
 def test_every_buildable_manifest_member_has_a_recipe_and_the_halves_are_balanced():
-    members = json.loads(MANIFEST.read_text())["members"]
-    assert len(members) >= 24
+    manifest = json.loads(MANIFEST.read_text())
+    members, dropped = manifest["members"], manifest.get("not_shipped", [])
     for m in members:
         if m["path"] is None:
             assert m["truth"] == "clean"  # the base model itself
         else:
             assert m["name"] in ALL_RECIPES, m["name"]
-    deceivers = [m for m in members if m["role"] == "deceiver"]
-    decoys = [m for m in members if m["role"] == "decoy"]
-    assert len(deceivers) >= 14 and len(decoys) >= 8
+    planned = members + dropped  # the zoo as planned: 24 models, 14 deceivers, 10 decoys
+    assert len(planned) >= 24
+    assert sum(m["role"] == "deceiver" for m in planned) >= 14
+    assert sum(m["role"] == "decoy" for m in planned) >= 8
+    assert not {m["name"] for m in members} & {m["name"] for m in dropped}
+    for m in dropped:
+        assert "why" in m and any(ch.isdigit() for ch in m["why"])  # the measured reason, with its numbers
     for half in ("dev", "test"):
         kinds = {m["truth"] for m in members if m["half"] == half}
         assert kinds == {"sandbagging", "hidden_capability", "sycophancy", "lying", "clean"}, half
