@@ -39,9 +39,9 @@ def test_every_buildable_manifest_member_has_a_recipe_and_the_halves_are_balance
     assert not {m["name"] for m in members} & {m["name"] for m in dropped}
     for m in dropped:
         assert "why" in m and any(ch.isdigit() for ch in m["why"])  # the measured reason, with its numbers
-    for half in ("dev", "test"):
+    for half in ("dev", "test"):  # each half holds deceivers of the kinds that shipped, and decoys
         kinds = {m["truth"] for m in members if m["half"] == half}
-        assert kinds == {"sandbagging", "hidden_capability", "sycophancy", "lying", "clean"}, half
+        assert {"sandbagging", "sycophancy", "lying", "clean"} <= kinds <= set(manifest["verdicts"]), half
 
 
 @pytest.mark.parametrize("name", sorted(ZOO_RECIPES))
