@@ -16,15 +16,16 @@ from liedar.report.audit import write_audit_page
 ROOT = Path(__file__).resolve().parents[2]
 SYCOPHANT = ROOT / "zoo" / "smollm2-135m" / "sycophant"
 
-# about 3 minutes on 2 free cores; the timeout leaves room for a machine shared with model builds
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
+# 338 s on 2026-12-03 beside model builds (load 5, before the choice-format units); the timeout leaves
+# room for a machine shared with heavier builds
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(2400)]
 
 
 def _tiny() -> dict:
     sizes = audit_sizes(quick=True)
     # 12 gap items: enough for both models' cloze ceilings to clear chance (0.75 [0.43, 0.95] at seed 0)
     sizes.update(gap_items=12, sycophancy_claims=1, honesty_items=2)
-    sizes.update(sycophancy_choice_items=6, honesty_choice_products=2)  # the choice-format units
+    sizes.update(sycophancy_choice_items=3, honesty_choice_products=1)  # the choice-format units
     return sizes
 
 
