@@ -16,8 +16,8 @@ from liedar.report.audit import write_audit_page
 ROOT = Path(__file__).resolve().parents[2]
 SYCOPHANT = ROOT / "zoo" / "smollm2-135m" / "sycophant"
 
-# 338 s on 2026-12-03 beside model builds (load 5, before the choice-format units); the timeout leaves
-# room for a machine shared with heavier builds
+# measured on 2026-12-03 beside model builds: 493 s at load 1-4 and 741 s at load 5-11 (2 cores);
+# the timeout leaves room for a machine shared with heavier builds
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(2400)]
 
 
