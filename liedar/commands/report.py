@@ -57,12 +57,13 @@ def run(args: argparse.Namespace) -> int:
     from liedar.report.store import missing_steps
 
     audit = None
-    if args.audit is not None:
+    audit_path = getattr(args, "audit", None)  # a Namespace built by hand (the library's callers) may lack it
+    if audit_path is not None:
         from liedar.report.audit import read_results, write_audit_page
 
-        audit = read_results(args.audit)
+        audit = read_results(audit_path)
         if not args.results:
-            out = Path(args.output) if args.output is not None else Path(args.audit).resolve().parent / "report"
+            out = Path(args.output) if args.output is not None else Path(audit_path).resolve().parent / "report"
             page = write_audit_page(audit, out)
             print(f"audit page written: {page['html']} (also {page['markdown'].name}, figures/)")
             return 0

@@ -427,6 +427,8 @@ def test_validate_into_a_fresh_folder_replays_the_same_matrix(tiny_model_dir, tm
         honesty_items=4,
         lie_claims=3,
         lie_tokens=4,
+        sycophancy_choice_items=4,
+        honesty_choice_products=2,
     )
     outs = []
     for label, enabled in (("cold", True), ("warm", True), ("off", False)):

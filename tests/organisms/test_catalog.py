@@ -151,10 +151,13 @@ def test_check_disjoint_refuses_overlap_and_empty():
 
 
 def test_targets_are_the_validation_matrix_detectors():
-    """A recipe can only target a detector the matrix runs (and every detector can be a target)."""
-    from liedar.pipeline.validate_detectors import DETECTORS
+    """A recipe can only target a detector the matrix runs, and every detector can be a target:
+    directly, or (a second format of an instrument) through the target it shares (TARGET_OF)."""
+    from liedar.pipeline.validate_detectors import DETECTORS, TARGET_OF
 
-    assert set(TARGETS) == set(DETECTORS)
+    assert set(TARGETS) <= set(DETECTORS)
+    assert set(DETECTORS) == set(TARGETS) | set(TARGET_OF)
+    assert set(TARGET_OF.values()) <= set(TARGETS)
 
 
 def test_a_base_dependent_recipe_refuses_to_split_without_the_base():

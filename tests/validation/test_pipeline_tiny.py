@@ -29,6 +29,8 @@ SIZES = dict(
     honesty_items=4,
     lie_claims=3,
     lie_tokens=4,
+    sycophancy_choice_items=4,
+    honesty_choice_products=2,
 )
 
 
