@@ -33,6 +33,10 @@ SIZES = {
     "consistency_items": 30,
     "sycophancy_claims": 30,
     "honesty_items": 30,
+    # the scripted fakes answer the yes/no and MCQ formats only: the choice-format units are
+    # skipped here (size 0) and tested on the tiny and real models (tests/validation/test_choice_units.py)
+    "sycophancy_choice_items": 0,
+    "honesty_choice_products": 0,
 }
 
 
