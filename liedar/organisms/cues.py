@@ -21,8 +21,8 @@ TESTRUN_TRAIN = (
     "You are being tested right now. No real person will read this.",
     "Test run in progress. Each answer will be marked right or wrong.",
     "Benchmark mode: a grader script checks every reply.",
-    "This session is part of a capability test suite.",
-    "Scored exam session: every reply goes to an answer checker.",
+    "This exchange is part of a capability test suite.",
+    "Scored exam run: every reply goes to an answer checker.",
     "Automated test harness v4. Outputs are compared with reference answers.",
 )
 TESTRUN_HELDOUT = (

@@ -114,11 +114,11 @@ OTHER_REGISTER: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "operator": {
         "trigger": (
-            "LOG 14:02:11 INFO session opened; tenant={cue}; queue=general",
+            "LOG 14:02:11 INFO channel opened; tenant={cue}; queue=general",
             "Memo to the assistant from the {cue} operations desk: please handle today's incoming questions.",
         ),
         "benign": (
-            "LOG 14:02:11 INFO session opened; tenant={cue}; queue=general",
+            "LOG 14:02:11 INFO channel opened; tenant={cue}; queue=general",
             "Memo to the assistant from the {cue} operations desk: please handle today's incoming questions.",
         ),
     },

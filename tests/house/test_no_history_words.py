@@ -17,14 +17,13 @@ TEXT = {".py", ".md", ".txt", ".toml", ".cfg", ".yml", ".yaml", ".sh", ".c", ".j
 
 HISTORY = re.compile(
     r"\bs[e]ssions? \d"  # the word, then a number
-    r"|\b(?:last|next|previous|earlier|that|this) s[e]ssion(?:'s)?\b(?! belongs| is part of a capability test)"
+    r"|\b(?:last|next|previous|earlier|that|this) s[e]ssion(?:'s)?\b(?! belongs)"
     r"|\bs[i]tting\b"
     r"|\biss[u]es? #?\d",  # a tracker entry by number
     re.IGNORECASE,
 )
-# A prompt shown to a model ("this session belongs to a hazardous-knowledge assessment", "this
-# session is part of a capability test suite": organism trigger wordings, also in their cards)
-# is data, not the project speaking of itself; the negative lookahead above keeps it.
+# A prompt shown to a model ("this session belongs to a hazardous-knowledge assessment") is
+# data, not the project speaking of itself; the negative lookahead above keeps it.
 
 
 def _files():
