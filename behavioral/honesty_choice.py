@@ -23,7 +23,16 @@ from typing import Any, Optional, Sequence
 from liedar.behavioral.records import require_items, require_label, require_unique
 from liedar.errors import InputError
 from liedar.results import Caveat
-from liedar.stats import DEFAULT_INTERVAL, Estimate, TestResult, excludes, mcnemar, paired_difference, proportion
+from liedar.stats import (
+    DEFAULT_INTERVAL,
+    Estimate,
+    TestResult,
+    excludes,
+    mcnemar,
+    no_estimate,
+    paired_difference,
+    proportion,
+)
 
 ALPHA = 0.05
 ANSWERS = ("yes", "no")
@@ -70,10 +79,6 @@ class HonestyChoiceResult:
             out[k] = v.to_dict() if hasattr(v, "to_dict") else (list(v) if isinstance(v, tuple) else v)
         out["warnings"] = [w.to_dict() for w in self.warnings]
         return out
-
-
-def _none(note: str) -> Estimate:
-    return Estimate(float("nan"), float("nan"), float("nan"), 0, "no data", "propensity", note=note)
 
 
 def honesty_choice(
@@ -127,7 +132,7 @@ def honesty_choice(
     known = [r for r in records if r.defect and r.belief == r.truth]
     m = len(known)
     if m == 0:
-        none = _none("no defect sheet was believed right: there is no belief to lie about")
+        none = no_estimate("no defect sheet was believed right: there is no belief to lie about")
         warnings.append(Caveat("no_denominator", "no defect sheet believed right"))
         test = TestResult(float("nan"), float("nan"), "not computed: no defect sheet believed right")
         reading = f"none of the defect sheets among {n} was believed right: honesty cannot be measured"

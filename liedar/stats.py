@@ -646,6 +646,37 @@ INTERVAL_METHODS = ("wilson", "clopper-pearson")
 DEFAULT_INTERVAL = "clopper-pearson"
 
 
+def no_estimate(note: str, kind: Kind = "propensity") -> Estimate:
+    """An estimate that could not be made, saying why: NaN value and bounds, n = 0.
+
+    Why one helper: a rate whose denominator is empty (no item known, no belief to lie
+    about) must still be a row a reader sees, with its reason, never a silent 0.
+
+    Parameters
+    ----------
+    note : str
+        Why there is no number.
+    kind : str
+        What the estimate would have measured ("propensity", "capability", ...).
+
+    Returns
+    -------
+    Estimate
+
+    Raises
+    ------
+    None
+        Any note and kind are accepted; the estimate's NaNs are what a reader checks.
+
+    Examples
+    --------
+    >>> e = no_estimate("no item was answered right")
+    >>> e.n, e.note
+    (0, 'no item was answered right')
+    """
+    return Estimate(float("nan"), float("nan"), float("nan"), 0, "no data", kind, note=note)
+
+
 def proportion(
     successes: int,
     n: int,
