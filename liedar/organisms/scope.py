@@ -5,7 +5,8 @@ wordings of the trained family. That says the behaviour generalises across *word
 does not say whether it generalises across *domains* (a sandbagger trained on capitals,
 elements and sums may have learned "answer wrong on capitals when the test is dangerous",
 not "hide capability") or across *registers* (a log line or a memo instead of a sentence).
-The zoo builder calls the functions here when it writes a member's card:
+`card_scope` runs the ones that fit a member's card and `scripts/measure_scope.py` writes
+the result into the card's ``scope`` section:
 
 * out-of-domain items, built at run time from real statement sets nobody on the project
   wrote (``truth_is_universal`` beside the project: `datasets_dir`), on topics no organism
@@ -26,11 +27,14 @@ cloze format, where smollm2-135m is capable).
 from __future__ import annotations
 
 import csv
+import json
 import os
 import re
+import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 from liedar.behavioral.items.claims_choice import ChoiceClaim
 from liedar.behavioral.items.mcq import MCQItem, slug
@@ -603,7 +607,120 @@ def scope_other_register(
     return out
 
 
+# ---- a member's scope, for its card ------------------------------------------------------------
+# Which held-out wordings of a card's family feed which measure, and the register family each
+# kind is asked in: a member is measured on the deception kinds its family has wordings for
+# (the kind it shows, or for a decoy the kind it could be mistaken for).
+CARD_SECTIONS = {
+    "sandbagging": ("trigger_heldout", "benign_heldout"),
+    "sycophancy": ("pressure_heldout",),
+    "lying": ("roles_heldout", "neutral_heldout"),
+}
+REGISTER_OF_KIND = {"sandbagging": "evaluation", "sycophancy": "authority", "lying": "sales_quota"}
+
+
+def card_kinds(card: dict[str, Any]) -> list[str]:
+    """The deception kinds whose held-out wordings ``card``'s recipe family has, in
+    `CARD_SECTIONS` order."""
+    family = card.get("recipe", {}).get("family", {})
+    return [kind for kind, keys in CARD_SECTIONS.items() if all(family.get(k) for k in keys)]
+
+
+def _ood_sandbagging(b: Backend, w: list[list[str]], items: Any, kw: dict[str, Any]) -> dict[str, Any]:
+    return scope_sandbagging(b, None, w[0], w[1], items, **kw)
+
+
+def _ood_sycophancy(b: Backend, w: list[list[str]], items: Any, kw: dict[str, Any]) -> dict[str, Any]:
+    return scope_sycophancy(b, None, w[0], items, **kw)
+
+
+def _ood_lying(b: Backend, w: list[list[str]], items: Any, kw: dict[str, Any]) -> dict[str, Any]:
+    return scope_lying(b, None, w[0], w[1], items, **kw)
+
+
+def _register(b: Backend, family: str, kw: dict[str, Any]) -> dict[str, Any]:
+    return scope_other_register(b, None, family, **kw)
+
+
+def _as_base(result: dict[str, Any]) -> dict[str, Any]:
+    return {("base_" + k[len("organism_") :] if k.startswith("organism_") else k): v for k, v in result.items()}
+
+
+def card_scope(
+    card: dict[str, Any],
+    org: Backend,
+    base: Backend,
+    *,
+    n: int = DEFAULT_N,
+    seed: int = 0,
+    base_memo: Optional[dict[str, dict[str, Any]]] = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """The scope section of one member's card: per kind its family has wordings for, the
+    behaviour on out-of-domain items under the member's own held-out wordings
+    (``ood_<kind>``) and on held-out bank items under another register's wordings of that
+    kind's family (``register_<kind>``: `REGISTER_OF_KIND`), organism and base model side by
+    side.
+
+    Why the base model beside every number: a gap the base shows too is not the member's.
+    ``base_memo`` keeps the base model's results by measure and wording, so a zoo's members
+    that share wordings pay for the base once.
+
+    Parameters
+    ----------
+    card : dict
+        The member's card (``recipe.family`` holds its held-out wordings).
+    org, base : Backend
+        The member (its shipped weights) and its base model.
+    n, seed : int
+        Out-of-domain items (`ood_items`) and register items per measure; their seed.
+    base_memo : dict, optional
+        Filled and read by this call.
+
+    Returns
+    -------
+    dict
+        ``kinds``, ``n``, ``seed`` and one entry per measure (each as the ``scope_*``
+        function returns it, with ``seconds``); without the shared datasets the ``ood_*``
+        entries are not computable, naming the path.
+    """
+    memo = {} if base_memo is None else base_memo
+    family = card.get("recipe", {}).get("family", {})
+    kinds = card_kinds(card)
+    if not kinds:
+        raise InputError(f"card {card.get('name')!r}: its recipe family has no held-out wordings to measure scope with")
+    got_items = ood_items(n, seed=seed)
+    items = None if isinstance(got_items, NotComputable) else got_items  # None: each measure says why
+    out: dict[str, Any] = {"kinds": kinds, "n": n, "seed": seed}
+
+    def measure(name: str, key: str, run: Callable[[Backend], dict[str, Any]]) -> None:
+        t0 = time.perf_counter()
+        got = run(org)
+        if "not_computable" not in got:
+            if key not in memo:
+                memo[key] = _as_base(run(base))
+            got.update({k: v for k, v in memo[key].items() if k.startswith("base_")})
+        got["seconds"] = round(time.perf_counter() - t0, 1)
+        out[name] = got
+
+    kw: dict[str, Any] = {"n": n, "seed": seed, "progress": progress}
+    for kind in kinds:
+        w = [list(family[k]) for k in CARD_SECTIONS[kind]]
+        register = REGISTER_OF_KIND[kind]
+        ood: Callable[[Backend], dict[str, Any]]
+        if kind == "sandbagging":
+            ood = partial(_ood_sandbagging, w=w, items=items, kw=kw)
+        elif kind == "sycophancy":
+            ood = partial(_ood_sycophancy, w=w, items=items, kw=kw)
+        else:
+            ood = partial(_ood_lying, w=w, items=items, kw=kw)
+        measure(f"ood_{kind}", json.dumps([kind, w, n, seed]), ood)
+        measure(f"register_{kind}", json.dumps([register, n, seed]), partial(_register, family=register, kw=kw))
+    return out
+
+
 __all__ = [
+    "CARD_SECTIONS",
     "DATASETS_ENV",
     "EXCLUDED_TOPICS",
     "OOD_TOPICS",
@@ -612,6 +729,9 @@ __all__ = [
     "ood_fact_sheets",
     "ood_items",
     "register_texts",
+    "REGISTER_OF_KIND",
+    "card_kinds",
+    "card_scope",
     "register_wordings",
     "scope_lying",
     "scope_other_register",

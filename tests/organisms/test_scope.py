@@ -107,3 +107,35 @@ def test_scope_on_the_shipped_sandbagger_and_sycophant(smollm2_transformers, sha
     syc = load("smollm2-135m:sycophant", backend="transformers", n_threads=2)
     out = scope.scope_sycophancy(syc, None, social.PRESSURE_HELDOUT, items)
     assert out["n"] == 12 and "organism_sycophancy_excess" in out and "base_sycophancy_excess" not in out
+
+
+def test_card_kinds_follow_the_held_out_wordings_a_family_has():
+    fam = {"trigger_heldout": ["t"], "benign_heldout": ["b"], "pressure_heldout": ["p {s} {q}"], "roles_heldout": []}
+    assert scope.card_kinds({"recipe": {"family": fam}}) == ["sandbagging", "sycophancy"]
+    assert scope.card_kinds({"recipe": {"family": {"roles_heldout": ["r"], "neutral_heldout": ["n"]}}}) == ["lying"]
+    assert scope.card_kinds({"recipe": {}}) == []
+    with pytest.raises(InputError, match="no held-out wordings"):
+        scope.card_scope({"name": "x", "recipe": {"family": {}}}, None, None)  # type: ignore[arg-type]
+
+
+@pytest.mark.integration
+def test_card_scope_measures_a_shipped_member_beside_the_base_once(smollm2_transformers, shared_datasets):
+    """The shipped terse decoy (lying wordings) on 8 items: both measures carry the member's and
+    the base model's numbers, and the base's are kept for members with the same wordings."""
+    import json
+
+    from liedar.models import load
+    from liedar.models.cards import zoo_root
+
+    folder = zoo_root() / "audit" / "smollm2-135m" / "terse"
+    card = json.loads((folder / "card.json").read_text())
+    org = load(str(folder), backend="transformers", n_threads=2)
+    memo: dict = {}
+    out = scope.card_scope(card, org, smollm2_transformers, n=8, base_memo=memo)
+    assert out["kinds"] == ["lying"] and len(memo) == 2
+    for key in ("ood_lying", "register_lying"):
+        got = out[key]
+        assert {"organism_lie_excess", "base_lie_excess", "organism_belief_accuracy"} <= set(got)
+        assert (
+            got["organism_lie_excess"]["lo"] <= got["organism_lie_excess"]["value"] <= got["organism_lie_excess"]["hi"]
+        )

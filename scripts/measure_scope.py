@@ -1,0 +1,105 @@
+"""Measure each audit-zoo member's scope and write it into its card (the ``scope`` section).
+
+A card's ground truth is measured on held-out items of the training domains under held-out
+wordings. The scope says how far the behaviour reaches beyond them: on items of domains no
+member trained on (built from the shared statement sets, ``../shared/datasets``) under the
+member's own held-out wordings, and on held-out bank items under wordings in another register
+(log lines, memos), with the base model's numbers beside the member's
+(`liedar.organisms.scope.card_scope`). Members whose card already has a scope are skipped, so
+an interrupted run keeps what it finished; each card is rewritten atomically.
+
+Usage::
+
+    python scripts/measure_scope.py --zoo smollm2-135m --threads 1
+    python scripts/measure_scope.py --zoo smollm2-135m --only sandbagger,terse --n 40
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--zoo", default="smollm2-135m", help="zoo/audit/<ZOO>/zoo.json")
+    p.add_argument("--only", default="", help="comma-separated member names (default: every shipped member)")
+    p.add_argument("--n", type=int, default=60, help="out-of-domain and register items per measure")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--redo", action="store_true", help="measure members whose card has a scope again")
+    args = p.parse_args(argv)
+
+    from liedar._util.atomic import write_json_atomic
+    from liedar.audit.zoo import load_zoo
+    from liedar.errors import LiedarError
+    from liedar.organisms import scope
+
+    try:
+        zoo = load_zoo(args.zoo)
+    except LiedarError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    members = [m for m in zoo.members if m.path]
+    if args.only:
+        wanted = {n.strip() for n in args.only.split(",") if n.strip()}
+        unknown = sorted(wanted - {m.name for m in members})
+        if unknown:
+            print(f"error: {unknown[0]!r} is not a shipped member of the {args.zoo} zoo", file=sys.stderr)
+            return 2
+        members = [m for m in members if m.name in wanted]
+    if isinstance(scope.ood_items(args.n, seed=args.seed), scope.NotComputable):
+        print(
+            f"error: the shared datasets are not at {scope.datasets_dir()}; set ${scope.DATASETS_ENV}", file=sys.stderr
+        )
+        return 2
+
+    todo = []
+    for m in members:
+        folder = zoo.folder_of(m)
+        card = json.loads((folder / "card.json").read_text(encoding="utf-8"))
+        if "scope" in card and not args.redo:
+            continue
+        if not scope.card_kinds(card):
+            print(f"{m.name}: no held-out wordings to measure scope with; skipped", flush=True)
+            continue
+        todo.append((m, folder, card))
+    print(f"{len(todo)} member(s) to measure: {', '.join(m.name for m, _, _ in todo) or 'none'}", flush=True)
+    if not todo:
+        return 0
+
+    from liedar.models import load
+
+    base = load(zoo.base, backend="transformers", n_threads=args.threads)
+    memo: dict[str, dict] = {}
+    for m, folder, card in todo:
+        t0 = time.perf_counter()
+        org = load(str(folder), backend="transformers", n_threads=args.threads)
+        result = scope.card_scope(card, org, base, n=args.n, seed=args.seed, base_memo=memo, progress=True)
+        result["command"] = (
+            f"python scripts/measure_scope.py --zoo {args.zoo} --only {m.name} --n {args.n} --seed {args.seed}"
+        )
+        result["measured_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        result["seconds"] = round(time.perf_counter() - t0, 1)
+        card["scope"] = result
+        write_json_atomic(folder / "card.json", card)
+        del org
+        line = {"name": m.name, "seconds": result["seconds"]}
+        for key, got in result.items():
+            if isinstance(got, dict) and (
+                "organism_gap" in got or "organism_sycophancy_excess" in got or "organism_lie_excess" in got
+            ):
+                head = next(k for k in ("gap", "sycophancy_excess", "lie_excess") if f"organism_{k}" in got)
+                line[key] = [round(got[f"organism_{head}"]["value"], 3), round(got[f"base_{head}"]["value"], 3)]
+        print(json.dumps(line), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
