@@ -63,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     todo = []
     for m in members:
         folder = zoo.folder_of(m)
+        if not (folder / "card.json").is_file():
+            print(f"{m.name}: not built yet; skipped", flush=True)
+            continue
         card = json.loads((folder / "card.json").read_text(encoding="utf-8"))
         if "scope" in card and not args.redo:
             continue
