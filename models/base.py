@@ -87,6 +87,49 @@ class BackendBase:
         """For each id sequence, ``log p(ids[t] | ids[:t])`` for t = 1..len-1."""
         return self._token_logprobs([[int(t) for t in seq] for seq in batch])
 
+    def decode_start(self, ids: Sequence[int]) -> np.ndarray:
+        """Start a fresh decoding state on ``ids`` (a prompt); the next token's logits.
+
+        Why public: the exact choice law walks an option's tokens one step at a time, which
+        ``generate`` (it samples its own tokens) cannot do."""
+        return np.asarray(self._gen_begin([int(t) for t in ids], None), dtype=np.float64)
+
+    def decode_step(self, token: int) -> np.ndarray:
+        """Append ``token`` to the decoding state `decode_start` began; the next logits."""
+        return np.asarray(self._gen_feed(int(token), None)[0], dtype=np.float64)
+
+    def detokenize(self, ids: Sequence[int]) -> str:
+        """The text of generated ``ids``, special tokens left out (as `generate` returns it)."""
+        return self._decode([int(t) for t in ids])
+
+    def is_end_token(self, token: int) -> bool:
+        """Whether ``token`` ends a generation (end of turn or of text)."""
+        return self._is_end(int(token))
+
+    def sample_continuations(
+        self, ids: Sequence[int], rngs: Sequence[np.random.Generator], budget: int, temperature: float
+    ) -> list[list[int]]:
+        """One sampled continuation of ``ids`` per generator, each drawn as `generate` draws
+        (`_sample` with that generator, stopping at an end token or after ``budget`` tokens).
+
+        Why a method: reading the prompt once for all K samples needs the engine's own cache
+        (a batch over transformers' KV cache, llama.cpp's kept positions), so each backend
+        overrides this; the default re-reads the prompt per sample, the plain loop's cost.
+        """
+        outs = []
+        for rng in rngs:
+            logits = self.decode_start(ids)
+            out: list[int] = []
+            for index in range(budget):
+                token = _sample(logits, temperature, rng)
+                if self._is_end(token):
+                    break
+                out.append(token)
+                if index + 1 < budget:
+                    logits = self.decode_step(token)
+            outs.append(out)
+        return outs
+
     # ---- shared semantics -------------------------------------------------------------
     def check_layers(self, layers: Sequence[int]) -> list[int]:
         layers = [int(x) for x in layers]

@@ -28,9 +28,11 @@ import json
 from pathlib import Path
 from typing import Optional
 
+import numpy as np
+
 from liedar._util import offline  # noqa: F401  (sets the HF offline switches before transformers loads)
 from liedar.errors import InputError, ModelUnavailableError
-from liedar.models.base import BackendBase
+from liedar.models.base import BackendBase, _sample
 
 DTYPES = ("float32", "bfloat16", "float16")
 DEVICES = ("auto", "cpu", "cuda", "cuda:N", "mps")
@@ -302,6 +304,42 @@ class TransformersBackend(BackendBase):
 
     def _is_end(self, token):
         return token in self._end_ids
+
+    def sample_continuations(self, ids, rngs, budget, temperature):
+        """The K continuations decoded as one batch over the prompt's KV cache, read once;
+        sample r draws with ``rngs[r]`` exactly as `generate` would."""
+        logits0 = self._gen_begin(list(ids), None)  # the prompt, once; its KV cache is in self._past
+        past, self._past = self._past, None  # the batch owns it; the next generate starts afresh
+        n = len(rngs)
+        if hasattr(past, "batch_repeat_interleave"):
+            past.batch_repeat_interleave(n)
+        else:  # legacy tuple cache
+            past = tuple(tuple(t.repeat_interleave(n, dim=0) for t in layer) for layer in past)
+        outs: list[list[int]] = [[] for _ in range(n)]
+        live = [True] * n
+        rows = [np.asarray(logits0)] * n
+        for index in range(budget):
+            step = []
+            for r in range(n):
+                if live[r]:
+                    token = _sample(rows[r], temperature, rngs[r])
+                    if self._is_end(token):
+                        live[r] = False
+                    else:
+                        outs[r].append(token)
+                step.append(outs[r][-1] if outs[r] else 0)  # finished rows feed a placeholder, ignored
+            if not any(live) or index + 1 >= budget:
+                break
+            with self._torch.inference_mode():
+                out = self.model(
+                    input_ids=self._torch.tensor(step, dtype=self._torch.long, device=self.device)[:, None],
+                    use_cache=True,
+                    **{self._cache_kw: past},
+                )
+            past = getattr(out, self._cache_kw)
+            block = out.logits[:, -1].float().cpu().numpy()
+            rows = [block[r] for r in range(n)]
+        return outs
 
 
 class _StopForward(Exception):

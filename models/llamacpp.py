@@ -49,7 +49,7 @@ from typing import Optional
 import numpy as np
 
 from liedar.errors import IncompatibleError, InputError, ModelUnavailableError
-from liedar.models.base import BackendBase
+from liedar.models.base import BackendBase, _sample
 from liedar.models.storage import sha256_file
 
 DEFAULT_N_CTX = 2048
@@ -404,6 +404,27 @@ class LlamaCppBackend(BackendBase):
 
     def _is_end(self, token):
         return bool(self._L.llama_vocab_is_eog(self._vocab, token))
+
+    def sample_continuations(self, ids, rngs, budget, temperature):
+        """The prompt read once; before each sample the positions after it are removed from
+        the context's memory, so sample r continues the same prompt state with ``rngs[r]``."""
+        n_prompt = len(ids)
+        logits0 = np.asarray(self._gen_begin(list(ids), None))
+        outs = []
+        for rng in rngs:
+            self._L.llama_memory_seq_rm(self._L.llama_get_memory(self._ctx), 0, n_prompt, -1)
+            self._n_past = n_prompt
+            logits = logits0
+            out: list[int] = []
+            for index in range(budget):
+                token = _sample(logits, temperature, rng)
+                if self._is_end(token):
+                    break
+                out.append(token)
+                if index + 1 < budget:
+                    logits = self._gen_feed(token, None)[0]
+            outs.append(out)
+        return outs
 
 
 def _align(data: bytes, pieces: list[bytes]) -> list[tuple[int, int]]:

@@ -1,8 +1,9 @@
 """Exact choice laws and shared-prefix sampling on a local backend.
 
-Two ways to make the menu study's stochastic mode cheap, both built on a backend's
-decoding primitives (`_gen_begin`, `_gen_feed`, `_is_end`, `_decode`) and on the one
-sampling rule of `models.base` (`_sample`), so their numbers mean what `generate` means:
+Two ways to make the menu study's stochastic mode cheap, both built on a backend's public
+decoding steps (`decode_start`, `decode_step`, `sample_continuations`, `detokenize`) and on
+the one sampling rule of `models.base` (`_sample`), so their numbers mean what `generate`
+means:
 
 * `choice_law` — for a *constrained* reply (one of the given options and nothing else),
   the probability that temperature-T sampling produces each option: the product of the
@@ -14,7 +15,8 @@ sampling rule of `models.base` (`_sample`), so their numbers mean what `generate
 * `sample_shared_prefix` — K sampled replies to one prompt with the prompt read once:
   transformers decodes the K continuations as one batch over the prompt's KV cache;
   llama.cpp restores the prompt's cache between samples (its positions after the prompt
-  are removed). Sample k uses ``default_rng(seed + k)`` and `_sample`, exactly as the loop
+  are removed; `BackendBase.sample_continuations` in each backend). Sample k uses
+  ``default_rng(seed + k)`` and `_sample`, exactly as the loop
   ``[generate(prompt, seed=seed + k) for k in range(K)]`` does, so the two give the same
   replies up to floating-point differences of batched arithmetic.
 
@@ -31,7 +33,7 @@ import numpy as np
 
 from liedar.errors import InputError
 from liedar.models.backend import Generation
-from liedar.models.base import BackendBase, _sample
+from liedar.models.base import BackendBase
 from liedar.models.chat import TextInput, render
 
 
@@ -97,7 +99,7 @@ def option_tokens(backend: BackendBase, prompt: TextInput, options: Sequence[str
     for option in options:
         if not option:
             raise InputError("an option is the empty string; every option needs at least one character")
-        ids, offsets = backend._tokenize(head.text + option, head.templated)
+        ids, offsets = backend.tokenize(head.text + option, head.templated)
         if len(ids) > backend.n_ctx:
             raise InputError(f"prompt + option is {len(ids)} tokens, over {backend.name}'s context of {backend.n_ctx}")
         k = next((t for t, (a, b) in enumerate(offsets) if b > len(head.text)), None)
@@ -141,14 +143,14 @@ def choice_law(backend: Any, prompt: TextInput, options: Sequence[str], temperat
     for ids, k in split:
         prefix = tuple(ids[:k])
         if prefix not in first_logits or len(ids) > k + 1:
-            logits = np.asarray(backend._gen_begin(list(prefix), None), dtype=np.float64)
+            logits = backend.decode_start(prefix)
             n_forward += 1
             first_logits[prefix] = logits
         logits = first_logits[prefix]
         a = b = 0.0
         for t in range(k, len(ids)):
             if t > k:
-                logits = np.asarray(backend._gen_feed(ids[t - 1], None)[0], dtype=np.float64)
+                logits = backend.decode_step(ids[t - 1])
                 n_forward += 1
             a += _log_softmax(logits, 1.0)[ids[t]]
             b += _log_softmax(logits, temperature)[ids[t]]
@@ -197,74 +199,5 @@ def sample_shared_prefix(
         raise InputError("the prompt is empty: give a prompt to generate from")
     budget = min(int(max_tokens), backend.n_ctx - len(enc.ids))
     rngs = [np.random.default_rng(seed + k) for k in range(samples)]
-    if backend.kind == "transformers":
-        outs = _decode_batch_hf(backend, enc.ids, rngs, budget, temperature)
-    elif backend.kind == "llamacpp":
-        outs = _decode_restore_llamacpp(backend, enc.ids, rngs, budget, temperature)
-    else:  # a backend without a known cache layout: the plain loop, same law
-        outs = [
-            backend.generate(prompt, max_tokens=max_tokens, temperature=temperature, seed=seed + k).token_ids
-            for k in range(samples)
-        ]
-    return [Generation(enc.rendered.text, backend._decode(out), out, len(enc.ids)) for out in outs]
-
-
-def _decode_batch_hf(
-    backend: Any, ids: list[int], rngs: list[np.random.Generator], budget: int, temperature: float
-) -> list[list[int]]:
-    torch = backend._torch
-    logits0 = backend._gen_begin(ids, None)  # the prompt, once; leaves its KV cache in backend._past
-    past = backend._past
-    backend._past = None  # the batch below owns a copy; the backend's next generate starts afresh
-    n = len(rngs)
-    if hasattr(past, "batch_repeat_interleave"):
-        past.batch_repeat_interleave(n)
-    else:  # legacy tuple cache
-        past = tuple(tuple(t.repeat_interleave(n, dim=0) for t in layer) for layer in past)
-    outs: list[list[int]] = [[] for _ in range(n)]
-    live = [True] * n
-    rows = [np.asarray(logits0)] * n
-    for index in range(budget):
-        step = []
-        for r in range(n):
-            if live[r]:
-                token = _sample(rows[r], temperature, rngs[r])
-                if backend._is_end(token):
-                    live[r] = False
-                else:
-                    outs[r].append(token)
-            step.append(outs[r][-1] if outs[r] else 0)  # finished rows feed a placeholder, ignored
-        if not any(live) or index + 1 >= budget:
-            break
-        with torch.inference_mode():
-            out = backend.model(
-                input_ids=torch.tensor(step, dtype=torch.long, device=backend.device)[:, None],
-                use_cache=True,
-                **{backend._cache_kw: past},
-            )
-        past = getattr(out, backend._cache_kw)
-        block = out.logits[:, -1].float().cpu().numpy()
-        rows = [block[r] for r in range(n)]
-    return outs
-
-
-def _decode_restore_llamacpp(
-    backend: Any, ids: list[int], rngs: list[np.random.Generator], budget: int, temperature: float
-) -> list[list[int]]:
-    lib, n_prompt = backend._L, len(ids)
-    logits0 = np.asarray(backend._gen_begin(ids, None))
-    outs = []
-    for rng in rngs:
-        lib.llama_memory_seq_rm(lib.llama_get_memory(backend._ctx), 0, n_prompt, -1)
-        backend._n_past = n_prompt
-        logits: np.ndarray = logits0
-        out: list[int] = []
-        for index in range(budget):
-            token = _sample(logits, temperature, rng)
-            if backend._is_end(token):
-                break
-            out.append(token)
-            if index + 1 < budget:
-                logits = backend._gen_feed(token, None)[0]
-        outs.append(out)
-    return outs
+    outs = backend.sample_continuations(enc.ids, rngs, budget, temperature)
+    return [Generation(enc.rendered.text, backend.detokenize(out), out, len(enc.ids)) for out in outs]
