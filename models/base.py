@@ -116,19 +116,19 @@ class BackendBase:
         (a batch over transformers' KV cache, llama.cpp's kept positions), so each backend
         overrides this; the default re-reads the prompt per sample, the plain loop's cost.
         """
-        outs = []
-        for rng in rngs:
-            logits = self.decode_start(ids)
-            out: list[int] = []
-            for index in range(budget):
-                token = _sample(logits, temperature, rng)
-                if self._is_end(token):
-                    break
-                out.append(token)
-                if index + 1 < budget:
-                    logits = self.decode_step(token)
-            outs.append(out)
-        return outs
+        return [self._sample_from(self.decode_start(ids), rng, budget, temperature) for rng in rngs]
+
+    def _sample_from(self, logits: np.ndarray, rng: np.random.Generator, budget: int, temperature: float) -> list[int]:
+        """One continuation from a decoding state whose next-token logits are ``logits``."""
+        out: list[int] = []
+        for index in range(budget):
+            token = _sample(logits, temperature, rng)
+            if self._is_end(token):
+                break
+            out.append(token)
+            if index + 1 < budget:
+                logits = self.decode_step(token)
+        return out
 
     # ---- shared semantics -------------------------------------------------------------
     def check_layers(self, layers: Sequence[int]) -> list[int]:

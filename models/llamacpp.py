@@ -49,7 +49,7 @@ from typing import Optional
 import numpy as np
 
 from liedar.errors import IncompatibleError, InputError, ModelUnavailableError
-from liedar.models.base import BackendBase, _sample
+from liedar.models.base import BackendBase
 from liedar.models.storage import sha256_file
 
 DEFAULT_N_CTX = 2048
@@ -414,16 +414,7 @@ class LlamaCppBackend(BackendBase):
         for rng in rngs:
             self._L.llama_memory_seq_rm(self._L.llama_get_memory(self._ctx), 0, n_prompt, -1)
             self._n_past = n_prompt
-            logits = logits0
-            out: list[int] = []
-            for index in range(budget):
-                token = _sample(logits, temperature, rng)
-                if self._is_end(token):
-                    break
-                out.append(token)
-                if index + 1 < budget:
-                    logits = self._gen_feed(token, None)[0]
-            outs.append(out)
+            outs.append(self._sample_from(logits0, rng, budget, temperature))
         return outs
 
 
