@@ -119,6 +119,26 @@ def test_shared_prefix_samples_equal_the_per_sample_loop_token_for_token(lm):
     assert again.token_ids == lm.generate(PROMPT, max_tokens=6, temperature=0.0).token_ids
 
 
+def test_the_default_per_sample_continuations_equal_the_batched_ones(lm):
+    """`BackendBase.sample_continuations` (the prompt re-read per sample) is the law the
+    engines' overrides must reproduce."""
+    from liedar.models.base import BackendBase
+
+    ids = lm.encode(PROMPT, add_generation_prompt=True).ids
+    rngs = lambda: [np.random.default_rng(4 + k) for k in range(6)]  # noqa: E731
+    assert BackendBase.sample_continuations(lm, ids, rngs(), 8, 1.2) == lm.sample_continuations(ids, rngs(), 8, 1.2)
+
+
+@pytest.mark.integration
+def test_llamacpp_kept_prompt_samples_equal_its_per_sample_loop(smollm2_llamacpp):
+    for temperature, k in ((1.0, 4), (0.0, 2)):
+        loop = [smollm2_llamacpp.generate(PROMPT, max_tokens=8, temperature=temperature, seed=3 + s) for s in range(k)]
+        shared = sample_shared_prefix(
+            smollm2_llamacpp, PROMPT, samples=k, max_tokens=8, temperature=temperature, seed=3
+        )
+        assert [g.token_ids for g in shared] == [g.token_ids for g in loop]
+
+
 def test_bad_input_is_refused(lm):
     with pytest.raises(InputError, match="temperature > 0"):
         choice_law(lm, PROMPT, ["A", "B"], 0.0)
