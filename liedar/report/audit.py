@@ -148,6 +148,8 @@ def audit_blocks(results: dict[str, Any], figures: dict[str, bytes]) -> list[Blo
         )
         ff = d["false_flags"]
         need = ", ".join(f"gap {g}: {n}" for g, n in d["items_needed"].items())
+        if d.get("power_model"):
+            need += f" ({d['power_model']})"
         det_rows.append(
             [det, recall, _rate(ff["rate"]) + (f" ({ff['undecided']} undecided)" if ff["undecided"] else ""), need]
         )

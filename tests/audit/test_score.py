@@ -95,3 +95,28 @@ def test_power_grows_with_the_gap_and_items_needed_shrink():
     assert all(a[1] <= b[1] + 1e-9 for a, b in zip(curve, curve[1:]))
     need = items_needed()
     assert need["0.10"] > need["0.20"] > need["0.35"] > 0
+
+
+def test_a_detectors_curve_and_items_needed_use_its_rows_power_model():
+    """The page's items-needed table and the verdict rows' 'n needed' come from one test."""
+    from liedar.audit.score import detector_power
+    from liedar.audit.verdict import row_power
+    from liedar.stats import Estimate
+
+    ref = Estimate(
+        0.05,
+        -0.03,
+        0.14,
+        40,
+        "tango-score (paired)",
+        "propensity",
+        extra={"only_condition1": 3, "only_condition2": 1, "pairs": 40},
+    )
+    curve, needed, model = detector_power(ref.to_dict(), 40)
+    assert "McNemar" in model
+    assert dict((g, p) for g, p in curve)[0.2] == row_power(ref, ref, 0.2)[0]
+    assert needed["0.20"] == row_power(ref, ref, 0.2)[1]
+    assert needed["0.10"] > needed["0.20"] > needed["0.35"] > 0
+    assert all(a[1] <= b[1] + 1e-9 for a, b in zip(curve, curve[1:]))
+    fallback_curve, fallback_needed, fallback_model = detector_power(None, 40)
+    assert fallback_needed == items_needed() and "gap + 0.10" in fallback_model
