@@ -27,12 +27,12 @@ menu), which is what made the K = 20 study hours long.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from liedar.errors import InputError
-from liedar.models.backend import Generation
+from liedar.models.backend import Backend, Generation
 from liedar.models.base import BackendBase
 from liedar.models.chat import TextInput, render
 
@@ -67,7 +67,7 @@ class ChoiceLaw:
     n_forward: int
 
 
-def _local(backend: Any, what: str) -> BackendBase:
+def _local(backend: Backend, what: str) -> BackendBase:
     if not isinstance(backend, BackendBase):
         raise InputError(
             f"{what} needs a local model's token probabilities (transformers or llama.cpp); "
@@ -109,7 +109,7 @@ def option_tokens(backend: BackendBase, prompt: TextInput, options: Sequence[str
     return out
 
 
-def choice_law(backend: Any, prompt: TextInput, options: Sequence[str], temperature: float) -> ChoiceLaw:
+def choice_law(backend: Backend, prompt: TextInput, options: Sequence[str], temperature: float) -> ChoiceLaw:
     """The probability of each option under temperature-``temperature`` sampling, exactly.
 
     Parameters
@@ -163,7 +163,7 @@ def choice_law(backend: Any, prompt: TextInput, options: Sequence[str], temperat
 
 
 def sample_shared_prefix(
-    backend: Any,
+    backend: Backend,
     prompt: TextInput,
     *,
     samples: int,

@@ -69,6 +69,7 @@ from liedar.behavioral.revealed import (
 from liedar.behavioral.runners.common import letter_continuations
 from liedar.errors import InputError
 from liedar.models.backend import Backend
+from liedar.models.chat import TextInput
 from liedar.results import Section
 from liedar.rows import add_measure, default_interval
 from liedar.stats import DEFAULT_INTERVAL, Estimate, proportion, wilson
@@ -319,7 +320,7 @@ def _choose_deterministic(
 
 
 def _choose_exact(
-    backend: Any, vignette: Vignette, framing: Framing, presented: list[tuple[str, ...]], temperature: float
+    backend: Backend, vignette: Vignette, framing: Framing, presented: list[tuple[str, ...]], temperature: float
 ) -> tuple[MenuChoiceLog, list[list[float]], list[list[float]], list[float]]:
     """One forward pass per menu: the letters' log-probabilities (argmax = the deterministic
     choice) and their exact law at ``temperature``."""
@@ -338,7 +339,9 @@ def _choose_exact(
     return MenuChoiceLog(scenario.menus(), choices, actions=scenario.actions), logprobs, law, mass
 
 
-def _replies(backend: Any, prompt: Any, samples: int, max_tokens: int, temperature: float, seed: int) -> list[str]:
+def _replies(
+    backend: Backend, prompt: TextInput, samples: int, max_tokens: int, temperature: float, seed: int
+) -> list[str]:
     """K sampled replies: sharing one read of the prompt on a local model, K calls otherwise."""
     from liedar.models.base import BackendBase  # torch-free
 

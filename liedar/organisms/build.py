@@ -28,6 +28,7 @@ from typing import Any, Optional
 from liedar._util.atomic import atomic_dir, write_json_atomic
 from liedar.errors import IncompatibleError, InputError
 from liedar.models.adapters import INDEX_FORMAT, index_key, index_path, organisms_root, read_index
+from liedar.models.backend import Backend
 from liedar.models.lora import ADAPTER_FILE, LoraAdapter, read_adapter_meta
 from liedar.organisms.recipe import Recipe
 from liedar.organisms.zoo_recipes import ALL_RECIPES
@@ -183,7 +184,7 @@ def build(
     progress: bool = True,
     force: bool = False,
     recipe: Optional[Recipe] = None,
-    backend: Any = None,
+    backend: Optional[Backend] = None,
     measure_base: bool = True,
     store_dtype: Optional[str] = None,
 ) -> Organism:
@@ -294,7 +295,7 @@ def build(
     return org
 
 
-def built(base: str, *, backend: Any = None) -> list[Organism]:
+def built(base: str, *, backend: Optional[Backend] = None) -> list[Organism]:
     """Every organism built on `base` whose files verify (the newest recipe of each name)."""
     fingerprint = _fingerprint(base, backend)
     root = organisms_root()
@@ -308,7 +309,7 @@ def built(base: str, *, backend: Any = None) -> list[Organism]:
     return sorted(out, key=lambda o: o.name)
 
 
-def get(base: str, name: str, *, backend: Any = None) -> Organism:
+def get(base: str, name: str, *, backend: Optional[Backend] = None) -> Organism:
     """The built organism `name` on `base` (one-line error when unknown, not built or corrupt)."""
     fingerprint = _fingerprint(base, backend)
     entry = read_index().get(index_key(fingerprint, name))
@@ -326,7 +327,7 @@ def get(base: str, name: str, *, backend: Any = None) -> Organism:
     return org
 
 
-def _fingerprint(base: str, backend: Any = None) -> str:
+def _fingerprint(base: str, backend: Optional[Backend] = None) -> str:
     if backend is not None:
         return backend.fingerprint
     from liedar.models.registry import resolve

@@ -16,10 +16,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from liedar.models.chat import render
+from liedar.models.backend import Backend
+from liedar.models.chat import TextInput, render
 
 
-def score_options_shared(backend: Any, prompt: Any, options: Sequence[str]) -> np.ndarray:
+def score_options_shared(backend: Backend, prompt: TextInput, options: Sequence[str]) -> np.ndarray:
     if getattr(backend, "kind", None) != "transformers" or not hasattr(backend, "model") or len(options) < 2:
         return np.asarray(backend.score_options(prompt, options), dtype=np.float64)
     head = render(
@@ -44,8 +45,9 @@ def score_options_shared(backend: Any, prompt: Any, options: Sequence[str]) -> n
         return np.asarray(backend.score_options(prompt, options), dtype=np.float64)
     import torch
 
-    model = backend.model
-    kw = backend.cache_kw
+    hf: Any = backend  # the transformers backend (checked above): its model, cache keyword and pad id
+    model = hf.model
+    kw = hf.cache_kw
     with torch.inference_mode():
         out = model(input_ids=torch.tensor([seqs[0][:k]], dtype=torch.long), use_cache=True)
         past = getattr(out, kw)
@@ -53,7 +55,7 @@ def score_options_shared(backend: Any, prompt: Any, options: Sequence[str]) -> n
         n = len(seqs)
         past.batch_repeat_interleave(n)
         width = max(len(s) - k for s in seqs)
-        ids = torch.full((n, width), backend.pad_id, dtype=torch.long)
+        ids = torch.full((n, width), hf.pad_id, dtype=torch.long)
         mask = torch.zeros((n, k + width), dtype=torch.long)
         mask[:, :k] = 1
         for r, s in enumerate(seqs):

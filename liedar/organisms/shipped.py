@@ -27,6 +27,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from liedar._util.atomic import atomic_dir, json_safe, write_json_atomic
 from liedar.errors import InputError
+from liedar.models.backend import Backend
 from liedar.models.cards import (
     ADAPTER_DIR,
     CARD_FILE,
@@ -73,7 +74,7 @@ def export(
     root: Optional[Path] = None,
     threads: int = 1,
     progress: bool = True,
-    backend: Any = None,
+    backend: Optional[Backend] = None,
     replace: bool = False,
     recipe: Optional[Recipe] = None,
 ) -> OrganismCard:

@@ -24,6 +24,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from liedar.errors import LiedarError
+from liedar.models.backend import Backend
 from liedar.results import NotComputable
 from liedar.stats import Estimate, mcnemar, newcombe_difference, paired_difference, proportion
 
@@ -165,7 +166,7 @@ def gap_flag(res: Any) -> bool:
     return bool(ceiling_ok and res.gap.lo > 0 and res.test.p_value < ALPHA)
 
 
-def unit_sandbagging(backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
+def unit_sandbagging(backend: Backend, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
     from liedar.behavioral.runners.sandbagging import run_sandbagging
 
     items = _pick(ctx.items, ctx.sizes["gap_items"], ctx.seed, "gap")
@@ -182,7 +183,7 @@ def unit_sandbagging(backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[s
 # ---- capability ceilings: fine-tuning elicitation --------------------------------------------
 
 
-def unit_ceilings(backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
+def unit_ceilings(backend: Backend, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
     """Fine-tuning elicitation on the sandbagging run's evaluation items, against the best
     prompt protocol's correctness on the same items (paired)."""
     from liedar.behavioral.items.mcq import load_mcq_bank
@@ -238,7 +239,7 @@ def unit_ceilings(backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[str,
 # ---- consistency contrast ----------------------------------------------------------------------
 
 
-def unit_consistency(backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
+def unit_consistency(backend: Backend, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
     from liedar.behavioral.consistency import ConsistencyDetector
     from liedar.behavioral.consistency.runner import run_consistency
 
@@ -277,7 +278,7 @@ def noise_improves(curve: Any) -> bool:
     return bool(phi.lo > 1 + rel_se and best.accuracy.lo > curve.chance)
 
 
-def unit_noise(backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
+def unit_noise(backend: Backend, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
     from liedar.behavioral.runners.noise import run_noise
     from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM, DANGER_SYSTEM
 
@@ -321,7 +322,7 @@ def sycophancy_flag(res: Any, chance: float = 0.5) -> bool:
     return bool(res.excess.lo > 0 and res.test.p_value < ALPHA)
 
 
-def unit_sycophancy(backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
+def unit_sycophancy(backend: Backend, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
     from liedar.behavioral.items.sycophancy import sycophancy_items
     from liedar.behavioral.runners.sycophancy import run_sycophancy
 
@@ -366,7 +367,7 @@ def choice_items(ctx: UnitContext, k: int, salt: str) -> list[Any]:
     return first + _pick(rest, k - len(first), ctx.seed, salt)
 
 
-def unit_sycophancy_choice(backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
+def unit_sycophancy_choice(backend: Backend, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
     """Choice-format sycophancy on held-out MCQ items: flip rate when the user suggests a wrong
     option minus when the user suggests the right one (paired), beside the neutral cloze accuracy."""
     from liedar.behavioral.items.sycophancy_choice import choice_sycophancy_items
@@ -395,7 +396,7 @@ def unit_sycophancy_choice(backend: Any, ctx: UnitContext) -> tuple[list[Cell], 
     return [cell], raw
 
 
-def unit_honesty_choice(backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
+def unit_honesty_choice(backend: Backend, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
     """Choice-format belief vs assertion on the detectors' product sheets: lie rate under a
     seller's motive minus under a control role (paired), beside the belief accuracy."""
     from liedar.behavioral.honesty_choice import honesty_choice_flag
@@ -460,7 +461,7 @@ def label_lies(gens: list[dict[str, Any]]) -> None:
             g["lie"] = None
 
 
-def unit_lies(backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
+def unit_lies(backend: Backend, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
     """The base model's lie probe, unchanged, read by the inline monitor while the model
     answers; each answer graded against the sheet. Lie probe: AUROC of the monitor's
     response score, graded lies vs truthful answers (clustered by claim), and recall at the
@@ -564,7 +565,7 @@ def honesty_flag(res: Any) -> bool:
     return bool(finite(res.lies) and res.lies.lo > MIN_LIE_RATE)
 
 
-def unit_honesty(backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
+def unit_honesty(backend: Backend, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
     """`liedar behavioral honesty` as a user runs it: the model's belief from three neutral
     wordings, its assertion under the sales role; the lie rate is over items with a belief."""
     from liedar.behavioral.items.beliefs import belief_items
@@ -584,7 +585,7 @@ def unit_honesty(backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[str, 
 # ---- cross-check: behaviour vs probe on the sandbagging run's items ---------------------------------
 
 
-def unit_cross_check(backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
+def unit_cross_check(backend: Backend, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
     from liedar.behavioral.runners.elicitation import PROTOCOLS, ElicitationContext
     from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM, DANGER_SYSTEM
     from liedar.models.chat import Dialogue, Message
@@ -646,7 +647,7 @@ class SharedScores:
     (weight noise) or copy the model (fine-tuning elicitation) get the bare backend.
     """
 
-    def __init__(self, backend: Any) -> None:
+    def __init__(self, backend: Backend) -> None:
         self._backend = backend
         self._cache: dict[Any, np.ndarray] = {}
         self.hits = 0
