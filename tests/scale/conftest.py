@@ -1,5 +1,5 @@
 """One local 2-CPU Ray cluster (no dashboard; see models.distributed.ray_session on binding) for every Ray test,
-started on first use and stopped by the session that started it; one BLAS thread per test."""
+started on first use and stopped by the test run that started it; one BLAS thread per test."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def cluster():
 
     with ray_session(num_cpus=2) as ray:
         yield ray
-    assert not ray.is_initialized(), "the session that started the cluster must stop it"
+    assert not ray.is_initialized(), "the test run that started the cluster must stop it"
 
 
 @pytest.fixture(autouse=True)
