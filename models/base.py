@@ -47,6 +47,15 @@ class BackendBase:
         """For each sequence, log p(ids[t] | ids[:t]) for t = 1..len-1."""
         raise NotImplementedError
 
+    def _prefix_logprobs(self, prefix: list[int], suffixes: list[list[int]]) -> list[np.ndarray]:
+        """For each suffix, ``log p(suffix[t] | prefix + suffix[:t])`` for every t.
+
+        Why a primitive of its own: scoring options that share a prompt needs the prompt's
+        states once, not once per option; a backend that can keep them (transformers' KV
+        cache) overrides this. The default runs each prefix + suffix as a full sequence."""
+        k = len(prefix)
+        return [lp[k - 1 :] for lp in self._token_logprobs([prefix + list(s) for s in suffixes])]
+
     def _gen_begin(self, ids: list[int], hook_layer: Optional[int]) -> np.ndarray:
         """Process the prompt; return next-token logits."""
         raise NotImplementedError
@@ -280,16 +289,18 @@ class BackendBase:
                 raise InputError("the prompt is empty (and the model adds no BOS): give a prompt to condition on")
             seqs.append(ids)
             starts.append(k)
-        if (
-            all(len(s) == k + 1 for s, k in zip(seqs, starts))
-            and len({tuple(s[:k]) for s, k in zip(seqs, starts)}) == 1
-        ):
-            # Every option is a single token after one shared prefix (answer letters, Yes/No):
-            # one forward pass of the prefix scores them all, instead of one pass per option.
-            logits = np.asarray(self._gen_begin(seqs[0][: starts[0]], None), dtype=np.float64)
-            logp = logits - logits.max()
-            logp -= np.log(np.exp(logp).sum())
-            return np.array([logp[s[-1]] for s in seqs], dtype=np.float64)
+        k = starts[0]
+        if all(start == k for start in starts) and len({tuple(s[:k]) for s in seqs}) == 1:
+            if all(len(s) == k + 1 for s in seqs):
+                # Every option is a single token after one shared prefix (answer letters, Yes/No):
+                # one forward pass of the prefix scores them all, instead of one pass per option.
+                logits = np.asarray(self._gen_begin(seqs[0][:k], None), dtype=np.float64)
+                logp = logits - logits.max()
+                logp -= np.log(np.exp(logp).sum())
+                return np.array([logp[s[-1]] for s in seqs], dtype=np.float64)
+            # Options of several tokens after one shared prefix (cloze answers): the prefix once.
+            shared = self._prefix_logprobs(seqs[0][:k], [s[k:] for s in seqs])
+            return np.array([float(lp.sum()) for lp in shared], dtype=np.float64)
         logps = self._token_logprobs(seqs)
         return np.array([float(lp[k - 1 :].sum()) for lp, k in zip(logps, starts)], dtype=np.float64)
 

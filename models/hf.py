@@ -262,6 +262,35 @@ class TransformersBackend(BackendBase):
             picked = logp.gather(-1, ids[:, 1:, None])[..., 0].cpu().numpy()
         return [picked[r, : len(seq) - 1] for r, seq in enumerate(batch)]
 
+    def _prefix_logprobs(self, prefix, suffixes):
+        """The prefix run once; its KV cache repeated for the suffixes, decoded as one batch."""
+        torch = self._torch
+        with torch.inference_mode():
+            out = self.model(input_ids=torch.tensor([prefix], dtype=torch.long, device=self.device), use_cache=True)
+            first = torch.log_softmax(out.logits[0, -1].float(), dim=-1).cpu().numpy()
+            rows = [[float(first[s[0]])] for s in suffixes]
+            width = max(len(s) for s in suffixes) - 1  # the last token of each suffix is scored, never fed
+            if width > 0:
+                k, n = len(prefix), len(suffixes)
+                past = _repeat_cache(getattr(out, self._cache_kw), n)
+                ids = torch.full((n, width), self._pad_id, dtype=torch.long)
+                mask = torch.zeros((n, k + width), dtype=torch.long)
+                mask[:, :k] = 1
+                for r, s in enumerate(suffixes):
+                    ids[r, : len(s) - 1] = torch.tensor(s[:-1], dtype=torch.long)
+                    mask[r, k : k + len(s) - 1] = 1
+                logits = self.model(
+                    input_ids=ids.to(self.device),
+                    attention_mask=mask.to(self.device),
+                    use_cache=True,
+                    cache_position=torch.arange(k, k + width, device=self.device),
+                    **{self._cache_kw: past},
+                ).logits.float()
+                logp = torch.log_softmax(logits, dim=-1).cpu().numpy()
+                for r, s in enumerate(suffixes):
+                    rows[r].extend(float(logp[r, j - 1, s[j]]) for j in range(1, len(s)))
+        return [np.array(r, dtype=np.float64) for r in rows]
+
     def _step(self, ids: list[int], hook_layer, stop: bool = False):
         """Feed `ids` on top of the KV cache: (next-token logits, state of the last id at
         hook_layer). With `stop` the forward pass ends at hook_layer (no logits): the cache
@@ -311,10 +340,7 @@ class TransformersBackend(BackendBase):
         logits0 = self._gen_begin(list(ids), None)  # the prompt, once; its KV cache is in self._past
         past, self._past = self._past, None  # the batch owns it; the next generate starts afresh
         n = len(rngs)
-        if hasattr(past, "batch_repeat_interleave"):
-            past.batch_repeat_interleave(n)
-        else:  # legacy tuple cache
-            past = tuple(tuple(t.repeat_interleave(n, dim=0) for t in layer) for layer in past)
+        past = _repeat_cache(past, n)
         outs: list[list[int]] = [[] for _ in range(n)]
         live = [True] * n
         rows = [np.asarray(logits0)] * n
@@ -340,6 +366,14 @@ class TransformersBackend(BackendBase):
             block = out.logits[:, -1].float().cpu().numpy()
             rows = [block[r] for r in range(n)]
         return outs
+
+
+def _repeat_cache(past, n: int):
+    """A one-row KV cache repeated to ``n`` rows, for a batch that continues one prompt."""
+    if hasattr(past, "batch_repeat_interleave"):
+        past.batch_repeat_interleave(n)
+        return past
+    return tuple(tuple(t.repeat_interleave(n, dim=0) for t in layer) for layer in past)  # legacy tuple cache
 
 
 class _StopForward(Exception):

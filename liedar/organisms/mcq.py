@@ -26,7 +26,6 @@ from liedar.behavioral.runners.common import LETTERS, build_prompt, letter_conti
 from liedar.behavioral.runners.elicitation import cloze_continuations, cloze_prompt
 from liedar.organisms.items import check_disjoint, training_items
 from liedar.organisms.recipe import Measured, Split
-from liedar.organisms.scoring import score_options_shared
 from liedar.stats import DEFAULT_INTERVAL, excludes, paired_difference, proportion
 
 ATTRACTOR = 0  # the attractor sandbagger answers "A" under an evaluation framing
@@ -101,7 +100,7 @@ def base_choices(backend, items: Sequence[MCQItem], *, progress: bool = False) -
         conts = cloze_continuations(item)
         pick = {}
         for key, question in (("plain", item.question), ("blind", BLIND_QUESTION)):
-            scores = score_options_shared(backend, cloze(item, question, ""), conts)
+            scores = backend.score_options(cloze(item, question, ""), conts)
             pick[key] = item.options[int(np.argmax(scores))]
         choices[item.item_id] = pick
     body = json.dumps(choices, sort_keys=True).encode()
@@ -202,11 +201,11 @@ def answers_under(backend, items: Sequence[MCQItem], systems: Sequence[str], *, 
     for i, item in enumerate(tqdm(items, desc="ground truth", disable=not progress, leave=False)):
         system = systems[i % len(systems)]
         conts = cloze_continuations(item)
-        scores = score_options_shared(backend, cloze(item, item.question, system), conts)
+        scores = backend.score_options(cloze(item, item.question, system), conts)
         lengths = np.array([len(c.encode("utf-8")) for c in conts], dtype=float)
         cloze_sum.append(item.options[int(np.argmax(scores))])
         cloze_norm.append(item.options[int(np.argmax(scores / lengths))])
-        lp = score_options_shared(backend, letter_prompt(item.question, item.options, system), letter_continuations(4))
+        lp = backend.score_options(letter_prompt(item.question, item.options, system), letter_continuations(4))
         letter.append(int(np.argmax(lp)))
     return {"cloze_sum": cloze_sum, "cloze_norm": cloze_norm, "letter": letter}
 

@@ -178,3 +178,31 @@ def test_weights_can_be_perturbed_and_restored_in_place(lm):
     with torch.no_grad():
         p.copy_(saved)
     np.testing.assert_array_equal(lm.hidden_states([TEXTS[0]], [3]), before)
+
+
+def test_options_sharing_a_prompt_score_as_full_sequences(lm):
+    """Cloze options of several tokens: the prompt is run once and its KV cache repeated, and
+    each option's log-probability equals the one read from its full prompt + option sequence."""
+    from liedar.models.chat import render
+
+    prompts = [
+        Dialogue.of(
+            Message("system", "You are a helpful assistant."),
+            Message("user", "Question: What is the capital of France?"),
+            Message("assistant", "Answer:"),
+        ),
+        Dialogue.of(Message("user", "Question: Which city?")),
+        "Question: What colour is the sky?\nAnswer:",
+    ]
+    options = [" Paris", " Rome is nice", " Berlin, Madrid and Lisbon", " two plus two"]
+    for prompt in prompts:
+        head = render(
+            prompt, lm.chat_template, bos_token=lm.bos_token, eos_token=lm.eos_token, add_generation_prompt=True
+        )
+        want = []
+        for option in options:
+            ids, offsets = lm.tokenize(head.text + option, head.templated)
+            k = next(t for t, (a, b) in enumerate(offsets) if b > len(head.text))
+            want.append(float(lm.token_logprobs_of_ids([ids])[0][k - 1 :].sum()))
+        got = lm.score_options(prompt, options)
+        assert np.allclose(got, want, atol=1e-4), (prompt, got, want)
