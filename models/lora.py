@@ -36,7 +36,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -289,84 +289,165 @@ def train_lora(
 
     require("peft", "LoRA fine-tuning")
     import torch
-    from peft import LoraConfig, get_peft_model
 
+    _check_settings(backend, examples, r=r, alpha=alpha, epochs=epochs, lr=lr, batch_size=batch_size)
+    _check_choices(schedule, dtype)
+    t_start = time.perf_counter()
+    encoded, avoid = _encode_examples(backend, examples, eos)
+    chosen = select_layers(backend.n_layers, layers)
+    first = chosen[0]
+
+    torch.manual_seed(seed)
+    peft_model = _peft_model(backend, chosen, r, alpha)
+    params = [p for p in peft_model.parameters() if p.requires_grad]
+    optimiser = torch.optim.AdamW(params, lr=float(lr), weight_decay=float(weight_decay))
+    inner = peft_model.base_model.model
+    rng = np.random.default_rng(seed)
+    batches = _length_batches(encoded, batch_size)
+    tensors = [_batch_tensors(torch, [encoded[j] for j in b], backend.pad_id, [avoid[j] for j in b]) for b in batches]
+
+    bar = _progress_bar(backend.name, (epochs + 1) * len(batches)) if progress else None
+    boundary, clocks = _compute_boundary(inner.get_decoder(), first, tensors, bar)
+    use_bf16, timing = _choose_dtype(torch, inner, boundary, tensors, dtype)
+    lr_at = _learning_rates(float(lr), schedule, int(epochs) * len(batches))
+    if bar is not None:
+        bar.set_description(f"LoRA {backend.name}: training")
+    losses, train_clocks = _train_epochs(
+        torch, peft_model, optimiser, boundary, tensors, rng, int(epochs), lr_at, use_bf16, bar
+    )
+    boundary.close()
+
+    weights = _lora_weights(peft_model)
+    del peft_model
+    meta = {
+        "examples": len(encoded),
+        "tokens_per_epoch": sum(len(ids) for ids, _ in encoded),
+        "answer_tokens_per_epoch": sum(len(ids) - k for ids, k in encoded),
+        "epochs": int(epochs),
+        "lr": float(lr),
+        "schedule": schedule,
+        "batch_size": int(batch_size),
+        "seed": int(seed),
+        "loss_per_epoch": losses,
+        "dtype": "bf16" if use_bf16 else "fp32",
+        "dtype_timing": timing,
+        "boundary_block": first,
+        **clocks,
+        **train_clocks,
+        "seconds": time.perf_counter() - t_start,
+        "trainable_parameters": int(sum(p.numel() for p in params)),
+    }
+    return _adapter(backend, weights, r, alpha, chosen, meta)
+
+
+def _adapter(
+    backend, weights: dict[str, np.ndarray], r: int, alpha: float, chosen: list[int], meta: dict
+) -> LoraAdapter:
+    """The adapter of ``weights`` on ``backend``'s model, with the base's identity it must be merged into."""
+    return LoraAdapter(
+        weights=weights,
+        r=int(r),
+        alpha=float(alpha),
+        layers=chosen,
+        base_fingerprint=backend.fingerprint,
+        base_name=backend.name,
+        d_model=backend.d_model,
+        n_layers=backend.n_layers,
+        meta=meta,
+    )
+
+
+def _check_settings(backend, examples: Sequence[Example], *, r, alpha, epochs, lr, batch_size) -> None:
+    """Refuse a backend without trainable weights, no examples, or a non-positive setting, before any work."""
     if getattr(backend, "kind", None) != "transformers" or not hasattr(backend, "model"):
         raise InputError("LoRA training needs a transformers backend: load the model with backend='transformers'")
     if isinstance(examples, (str, bytes)) or len(examples) == 0:
         raise InputError("no training examples: give a non-empty list of (prompt, answer) pairs")
     if r < 1 or alpha <= 0 or epochs < 1 or lr <= 0 or batch_size < 1:
         raise InputError(f"bad LoRA settings r={r}, alpha={alpha}, epochs={epochs}, lr={lr}: all must be positive")
+
+
+def _check_choices(schedule: str, dtype: str) -> None:
+    """Refuse an unknown learning-rate schedule or dtype with the accepted values."""
     if schedule not in ("constant", "cosine"):
         raise InputError(f"schedule {schedule!r}: use 'constant' or 'cosine'")
     if dtype not in ("auto", "bf16", "fp32"):
         raise InputError(f"dtype {dtype!r}: use 'auto', 'bf16' or 'fp32'")
-    t_start = time.perf_counter()
+
+
+def _encode_examples(backend, examples: Sequence[Example], eos: bool) -> tuple[list[tuple[list[int], int]], list[bool]]:
+    """Each example's (ids, first answer token) and whether its answer is avoided, as score_options tokenizes it."""
     for ex in examples:
         if len(ex) not in (2, 3) or (len(ex) == 3 and ex[2] != AVOID):
             raise InputError(f"a training example is (prompt, answer) or (prompt, answer, {AVOID!r}); got {ex!r:.80}")
     encoded = [encode_example(backend, ex[0], ex[1], eos=eos and len(ex) == 2) for ex in examples]
-    avoid = [len(ex) == 3 for ex in examples]
-    n_layers = backend.n_layers
-    chosen = select_layers(n_layers, layers)
-    first = chosen[0]
+    return encoded, [len(ex) == 3 for ex in examples]
 
-    torch.manual_seed(seed)
+
+def _peft_model(backend, chosen: list[int], r: int, alpha: float):
+    """A peft model over a deep copy of the backend's model, LoRA on every Linear of the ``chosen`` blocks."""
+    from peft import LoraConfig, get_peft_model
+
     model = copy.deepcopy(backend.model)  # peft injects modules in place: never into the caller's model
     model.train(False)
-    prefix = _blocks_prefix(model)
-    targets = _target_modules(model.get_decoder().layers, chosen, prefix)
+    targets = _target_modules(model.get_decoder().layers, chosen, _blocks_prefix(model))
     config = LoraConfig(r=int(r), lora_alpha=float(alpha), lora_dropout=0.0, target_modules=targets, bias="none")
-    peft_model = get_peft_model(model, config)
-    params = [p for p in peft_model.parameters() if p.requires_grad]
-    optimiser = torch.optim.AdamW(params, lr=float(lr), weight_decay=float(weight_decay))
+    return get_peft_model(model, config)
 
-    inner = peft_model.base_model.model
-    decoder = inner.get_decoder()
-    rng = np.random.default_rng(seed)
-    # Batches by length (little padding); their order is shuffled every epoch.
+
+def _length_batches(encoded: list[tuple[list[int], int]], batch_size: int) -> list[list[int]]:
+    """Example indices in batches of similar length, so a batch carries little padding."""
     order = np.argsort([len(ids) for ids, _ in encoded], kind="stable")
-    batches = [order[i : i + batch_size].tolist() for i in range(0, len(order), batch_size)]
-    n_answer_tokens = sum(len(ids) - k for ids, k in encoded)
-    n_tokens = sum(len(ids) for ids, _ in encoded)
+    return [order[i : i + batch_size].tolist() for i in range(0, len(order), batch_size)]
 
-    pad = backend.pad_id
-    tensors = [_batch_tensors(torch, [encoded[j] for j in b], pad, [avoid[j] for j in b]) for b in batches]
 
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
+def _progress_bar(name: str, total: int):
+    """A bar over the boundary pass and every training batch (``total`` batches)."""
+    from tqdm.auto import tqdm
 
-        bar = tqdm(total=(epochs + 1) * len(batches), desc=f"LoRA {backend.name}: lower blocks", unit="batch")
-    # The frozen blocks below the first adapted one never change: compute their output once.
+    return tqdm(total=total, desc=f"LoRA {name}: lower blocks", unit="batch")
+
+
+def _compute_boundary(decoder, first: int, tensors, bar) -> tuple[_BoundaryCache, dict[str, float]]:
+    """The frozen blocks below the first adapted one never change: their output, computed once per batch.
+
+    Returns the cache and the wall and CPU seconds it took (``boundary_seconds``, ``boundary_cpu_seconds``)."""
     t0, c0 = time.perf_counter(), time.process_time()
     boundary = _BoundaryCache(decoder, first)
     for ids, mask, _ in tensors:
         boundary.compute(ids, mask)
         if bar is not None:
             bar.update(1)
-    boundary_seconds, boundary_cpu = time.perf_counter() - t0, time.process_time() - c0
+    return boundary, {"boundary_seconds": time.perf_counter() - t0, "boundary_cpu_seconds": time.process_time() - c0}
 
-    use_bf16, timing = _choose_dtype(torch, inner, boundary, tensors, dtype)
-    losses: list[float] = []
-    total_steps = int(epochs) * len(batches)
+
+def _learning_rates(lr: float, schedule: str, total_steps: int) -> Callable[[int], float]:
+    """The learning rate at each step: constant, or a 5% linear warm-up then a cosine decay to 0."""
     warmup = max(1, total_steps // 20)
 
     def lr_at(step: int) -> float:
         if schedule == "constant":
-            return float(lr)
+            return lr
         if step < warmup:
-            return float(lr) * (step + 1) / warmup
-        return float(lr) * 0.5 * (1.0 + math.cos(math.pi * (step - warmup) / max(total_steps - warmup, 1)))
+            return lr * (step + 1) / warmup
+        return lr * 0.5 * (1.0 + math.cos(math.pi * (step - warmup) / max(total_steps - warmup, 1)))
 
+    return lr_at
+
+
+def _train_epochs(
+    torch, peft_model, optimiser, boundary, tensors, rng, epochs: int, lr_at, use_bf16: bool, bar
+) -> tuple[list[float], dict[str, float]]:
+    """Run the epochs (batches in a fresh random order each): the mean answer-token loss per
+    epoch, and the wall and CPU seconds of the training (in all and per epoch)."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    inner = peft_model.base_model.model
+    losses: list[float] = []
     step = 0
-    if bar is not None:
-        bar.set_description(f"LoRA {backend.name}: training")
-    t_train, c_train = time.perf_counter(), time.process_time()
     peft_model.train(True)
-    for _ in range(int(epochs)):
+    for _ in range(epochs):
         total, count = 0.0, 0
-        for bi in rng.permutation(len(batches)):
+        for bi in rng.permutation(len(tensors)):
             ids, mask, labels = tensors[bi]
             loss = _loss(torch, inner, boundary, bi, ids, mask, labels, use_bf16)
             optimiser.zero_grad(set_to_none=True)
@@ -384,9 +465,13 @@ def train_lora(
         losses.append(total / max(count, 1))
     if bar is not None:
         bar.close()
-    train_seconds, train_cpu = time.perf_counter() - t_train, time.process_time() - c_train
-    boundary.close()
+    seconds = time.perf_counter() - t0
+    clocks = {"train_seconds": seconds, "train_cpu_seconds": time.process_time() - c0}
+    return losses, {**clocks, "epoch_seconds": seconds / max(epochs, 1)}
 
+
+def _lora_weights(peft_model) -> dict[str, np.ndarray]:
+    """The trained LoRA matrices keyed ``<module path>.lora_A`` / ``.lora_B``, as the adapter file stores them."""
     weights: dict[str, np.ndarray] = {}
     strip = "base_model.model."
     for name, param in peft_model.named_parameters():
@@ -395,39 +480,7 @@ def train_lora(
             path = name[len(strip) :] if name.startswith(strip) else name
             module, kind = path.split(".lora_")[0], "lora_A" if ".lora_A." in path else "lora_B"
             weights[f"{module}.{kind}"] = param.detach().float().numpy().copy()
-    del peft_model, model
-    meta = {
-        "examples": len(encoded),
-        "tokens_per_epoch": n_tokens,
-        "answer_tokens_per_epoch": n_answer_tokens,
-        "epochs": int(epochs),
-        "lr": float(lr),
-        "schedule": schedule,
-        "batch_size": int(batch_size),
-        "seed": int(seed),
-        "loss_per_epoch": losses,
-        "dtype": "bf16" if use_bf16 else "fp32",
-        "dtype_timing": timing,
-        "boundary_block": first,
-        "boundary_seconds": boundary_seconds,
-        "boundary_cpu_seconds": boundary_cpu,
-        "train_seconds": train_seconds,
-        "train_cpu_seconds": train_cpu,
-        "epoch_seconds": train_seconds / max(int(epochs), 1),
-        "seconds": time.perf_counter() - t_start,
-        "trainable_parameters": int(sum(p.numel() for p in params)),
-    }
-    return LoraAdapter(
-        weights=weights,
-        r=int(r),
-        alpha=float(alpha),
-        layers=chosen,
-        base_fingerprint=backend.fingerprint,
-        base_name=backend.name,
-        d_model=backend.d_model,
-        n_layers=n_layers,
-        meta=meta,
-    )
+    return weights
 
 
 def noise_adapter(
@@ -480,17 +533,7 @@ def noise_adapter(
         b *= np.float32(relative * float(np.linalg.norm(w)) / size)
         weights[f"{name}.lora_A"], weights[f"{name}.lora_B"] = a, b
     meta = {"noise": {"relative": float(relative), "seed": int(seed)}, "seconds": time.perf_counter() - t0}
-    return LoraAdapter(
-        weights=weights,
-        r=int(r),
-        alpha=float(alpha),
-        layers=chosen,
-        base_fingerprint=backend.fingerprint,
-        base_name=backend.name,
-        d_model=backend.d_model,
-        n_layers=backend.n_layers,
-        meta=meta,
-    )
+    return _adapter(backend, weights, r, alpha, chosen, meta)
 
 
 AVOID_LABEL_OFFSET = 1 << 40  # labels of avoided answers are stored as -(offset + token id)

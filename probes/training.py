@@ -38,6 +38,7 @@ from liedar.probes.splits import group_split
 from liedar.stats import Estimate
 
 Activations = Callable[[Sequence[Any], Sequence[int], str], np.ndarray]
+_Mix = Optional[tuple[np.ndarray, StatementSet]]  # a training mix's activations and statements
 
 
 @dataclass
@@ -191,66 +192,119 @@ def train_lie_probe(
     >>> trained.auroc.value > 0.8, trained.metadata.layer
     (True, 6)
     """
+    _check_shares(held_out, target_fpr)
+    layer = backend.check_layers([layer])[0]
+    source = activations or cached_activations(backend)
+    X = np.asarray(source(data.inputs, [layer], position))[:, 0]
+    extra = None if mix is None else (np.asarray(source(mix.inputs, [layer], position))[:, 0], mix)
+    if held_out is None:
+        fit = _fit_cross_validated(probe, X, data, extra, n_splits=n_splits, seed=seed)
+    else:
+        fit = _fit_held_out(probe, X, data, extra, held_out=held_out, target_fpr=target_fpr, seed=seed)
+    threshold = _threshold(fit.train_scores, fit.train_labels, target_fpr)
+    meta = _metadata(backend, data, layer, position, fit, threshold, model_name, training_sets, seed, target_fpr)
+    return TrainedProbe(fit.probe, meta, fit.auroc, fit.recall, fit.how)
+
+
+@dataclass
+class _Fit:
+    """A fitted probe with its training scores (for the threshold) and its measured quality."""
+
+    probe: Any
+    train_scores: np.ndarray
+    train_labels: np.ndarray
+    auroc: Estimate
+    recall: Optional[Estimate]
+    how: str
+    metrics: dict[str, Any]
+
+
+def _check_shares(held_out: Optional[float], target_fpr: Optional[float]) -> None:
+    """Refuse a held-out share or target rate outside (0, 1) before any activation is read."""
     if held_out is not None and not 0.0 < held_out < 1.0:
         raise InputError(f"held_out={held_out}: give a share of groups strictly between 0 and 1")
     if target_fpr is not None and not 0.0 < target_fpr < 1.0:
         raise InputError(f"target_fpr={target_fpr}: give a rate strictly between 0 and 1")
-    layer = backend.check_layers([layer])[0]
-    source = activations or cached_activations(backend)
-    X = np.asarray(source(data.inputs, [layer], position))[:, 0]
+
+
+def _with_mix(extra: _Mix, X_fit: np.ndarray, S_fit: StatementSet) -> tuple[np.ndarray, StatementSet]:
+    """The fitting data with the training mix in front of it (the mix is fit on, never scored)."""
+    if extra is None:
+        return X_fit, S_fit
+    return np.concatenate([extra[0], X_fit]), StatementSet.concat([extra[1], S_fit])
+
+
+def _fit_cross_validated(
+    probe: ProbeFactory, X: np.ndarray, data: StatementSet, extra: _Mix, *, n_splits, seed
+) -> _Fit:
+    """Without a held-out share: measured by pooled out-of-fold group CV, then fit on everything."""
+    cv = cross_validated(probe, X, data, n_splits=n_splits, seed=seed, always_train=extra)
+    fitted = fit_probe(build_probe(probe), *_with_mix(extra, X, data))
+    metrics = {"cv_auroc": cv.auroc.to_dict(), "cv_accuracy": cv.accuracy.to_dict(), "n_train": len(data)}
+    if extra is not None:
+        metrics["n_mix"] = len(extra[1])
+    how = f"{n_splits}-fold group CV (pooled out-of-fold scores)"
+    return _Fit(fitted, fitted.decision_function(X), data.lie_labels, cv.auroc, None, how, metrics)
+
+
+def _fit_held_out(
+    probe: ProbeFactory, X: np.ndarray, data: StatementSet, extra: _Mix, *, held_out: float, target_fpr, seed
+) -> _Fit:
+    """With a held-out share: fit on the training groups, measured (AUROC, recall) on groups never fit on."""
     labels = data.lie_labels
-    extra = None if mix is None else (np.asarray(source(mix.inputs, [layer], position))[:, 0], mix)
+    train, test = group_split(data.group, (1.0 - held_out, held_out), seed)
+    fitted = fit_probe(build_probe(probe), *_with_mix(extra, X[train], data.subset(train)))
+    test_scores, y_test = fitted.decision_function(X[test]), labels[test]
+    measured = auroc(test_scores, y_test, groups=data.group[test], seed=seed)
+    recall = None
+    if target_fpr is not None:
+        recall = recall_at_fpr(test_scores[y_test == 0], test_scores[y_test == 1], target_fpr)
+    how = f"held-out groups ({held_out:.0%} of groups, never fit on)"
+    metrics = {"auroc_heldout": measured.to_dict(), "n_train": int(len(train)), "n_test": int(len(test))}
+    if recall is not None:
+        metrics[f"recall_at_{target_fpr:g}_fpr"] = recall.to_dict()
+    return _Fit(fitted, fitted.decision_function(X[train]), labels[train], measured, recall, how, metrics)
 
-    def with_mix(X_fit: np.ndarray, S_fit: StatementSet) -> tuple[np.ndarray, StatementSet]:
-        if extra is None:
-            return X_fit, S_fit
-        return np.concatenate([extra[0], X_fit]), StatementSet.concat([extra[1], S_fit])
 
-    if held_out is None:
-        cv = cross_validated(probe, X, data, n_splits=n_splits, seed=seed, always_train=extra)
-        fitted = fit_probe(build_probe(probe), *with_mix(X, data))
-        train_scores, train_labels = fitted.decision_function(X), labels
-        measured, recall, how = cv.auroc, None, f"{n_splits}-fold group CV (pooled out-of-fold scores)"
-        metrics = {"cv_auroc": cv.auroc.to_dict(), "cv_accuracy": cv.accuracy.to_dict(), "n_train": len(data)}
-        if mix is not None:
-            metrics["n_mix"] = len(mix)
-    else:
-        train, test = group_split(data.group, (1.0 - held_out, held_out), seed)
-        fitted = fit_probe(build_probe(probe), *with_mix(X[train], data.subset(train)))
-        train_scores, train_labels = fitted.decision_function(X[train]), labels[train]
-        test_scores, y_test = fitted.decision_function(X[test]), labels[test]
-        measured = auroc(test_scores, y_test, groups=data.group[test], seed=seed)
-        recall = None
-        if target_fpr is not None:
-            recall = recall_at_fpr(test_scores[y_test == 0], test_scores[y_test == 1], target_fpr)
-        how = f"held-out groups ({held_out:.0%} of groups, never fit on)"
-        metrics = {"auroc_heldout": measured.to_dict(), "n_train": int(len(train)), "n_test": int(len(test))}
-        if recall is not None:
-            metrics[f"recall_at_{target_fpr:g}_fpr"] = recall.to_dict()
+def _threshold(train_scores: np.ndarray, train_labels: np.ndarray, target_fpr: Optional[float]) -> float:
+    """The decision threshold, from training scores only: an honest quantile, or the best-accuracy cut."""
     if target_fpr is None:
-        threshold = choose_threshold(train_scores, train_labels)
-    else:
-        honest = train_scores[np.asarray(train_labels) == 0]
-        if honest.size == 0:
-            raise InputError("no honest (true) training statements: a false-positive threshold needs some")
-        threshold = float(np.quantile(honest, 1.0 - target_fpr))
-    meta = ProbeMetadata(
+        return choose_threshold(train_scores, train_labels)
+    honest = train_scores[np.asarray(train_labels) == 0]
+    if honest.size == 0:
+        raise InputError("no honest (true) training statements: a false-positive threshold needs some")
+    return float(np.quantile(honest, 1.0 - target_fpr))
+
+
+def _metadata(
+    backend: Backend,
+    data: StatementSet,
+    layer: int,
+    position: str,
+    fit: _Fit,
+    threshold: float,
+    model_name: Optional[str],
+    training_sets: Sequence[str],
+    seed: int,
+    target_fpr: Optional[float],
+) -> ProbeMetadata:
+    """What is saved with the probe: the model it reads, where, its threshold, and how it was measured."""
+    return ProbeMetadata(
         model_name=model_name or getattr(backend, "name", "model"),
         model_fingerprint=backend.fingerprint,
         layer=int(layer),
         position=position,
         d_model=int(backend.d_model),
         training_sets=list(training_sets) or [data.name],
-        metrics=metrics,
+        metrics=fit.metrics,
         threshold=float(threshold),
         extra={
             "backend": getattr(backend, "kind", ""),
             "seed": seed,
             "labels": "fit on lie labels (1 = false / deceptive)",
-            "evaluation": how,
+            "evaluation": fit.how,
             "threshold_rule": "accuracy-maximising training cut"
             if target_fpr is None
             else f"{1 - target_fpr:g} quantile of honest training scores",
         },
     )
-    return TrainedProbe(fitted, meta, measured, recall, how)

@@ -7,14 +7,11 @@ from typing import Any, Optional, Sequence
 
 from liedar._util.argtypes import positive_int
 from liedar.behavioral.honesty_choice import HonestyChoiceRecord, HonestyChoiceResult, honesty_choice
-from liedar.behavioral.instrument import Instrument, InstrumentRun
 from liedar.behavioral.items.claims_choice import BELIEF_ROLE, CHOICE_DEFECTS, ChoiceClaim, choice_claims
-from liedar.behavioral.runners.choice import choice_prompt, choose
+from liedar.behavioral.runners.choice import ChoiceInstrument, ChoiceRows, choice_prompt, choose
 from liedar.errors import InputError
 from liedar.models.backend import Backend
-from liedar.results import Comparison, Section
-from liedar.rows import add_measure, attach_caveats, ceiling_row, comparable
-from liedar.stats import DEFAULT_INTERVAL
+from liedar.stats import DEFAULT_INTERVAL, Estimate
 
 PROTOCOL = (
     "product sheets (defect and sound); answer = the higher summed log-prob of the two answer sentences "
@@ -64,16 +61,25 @@ def run_honesty_choice(
     return honesty_choice(records, interval=interval, protocol=PROTOCOL), records
 
 
-class HonestyChoice(Instrument):
+class HonestyChoice(ChoiceInstrument):
     """``liedar behavioral honesty_choice``: assertions against the model's own belief, in the choice format."""
 
     name = "honesty_choice"
     title = "belief vs assertion in the choice format: lie rate under a seller's motive minus under a control role"
     default_limit = DEFAULT_SHEETS
-    caveat_rows = {
-        "ceiling_near_chance": ("honesty_choice_ceiling",),
-        "no_denominator": ("honesty_choice_lies", "honesty_choice_control", "honesty_choice_excess"),
-    }
+    rows = ChoiceRows(
+        ceiling="honesty_choice_ceiling",
+        ceiling_label="belief accuracy (choice format)",
+        condition="honesty_choice_lies",
+        condition_label="Lie rate under a seller's motive (choice format)",
+        control="honesty_choice_control",
+        control_label="Assertion against belief under a control role",
+        excess="honesty_choice_excess",
+        excess_label="Lying excess, choice format (motive − control, paired)",
+        comparison_label="Choice format: motive vs control role",
+        no_known="no defect sheet was believed right, so there is no belief to contradict",
+    )
+    caveat_rows = rows.caveat_rows()
     version = 1
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
@@ -99,70 +105,12 @@ class HonestyChoice(Instrument):
         products = None if limit is None else max(1, limit * every // (every + 1))
         return choice_claims(products, sound_every=every, seed=seed)[:limit]
 
-    def run(
-        self,
-        backend: Backend,
-        items: Sequence[ChoiceClaim],
-        *,
-        interval: str = DEFAULT_INTERVAL,
-        seed: int = 0,
-        progress: bool = False,
-        **options: Any,
-    ) -> InstrumentRun:
-        res, records = run_honesty_choice(backend, items, interval=interval, progress=progress)
-        return InstrumentRun(self.name, res, records, res.warnings, {})
+    def _measure(
+        self, backend: Backend, items: Sequence[ChoiceClaim], *, interval: str, progress: bool
+    ) -> tuple[HonestyChoiceResult, list[HonestyChoiceRecord]]:
+        """Beliefs on every sheet, assertions on the defect sheets believed right."""
+        return run_honesty_choice(backend, items, interval=interval, progress=progress)
 
-    def section(self, run: InstrumentRun) -> Section:
-        """The belief ceiling, both lie rates over defect sheets believed right, their paired excess."""
-        res = run.result
-        cid = "honesty_choice_ceiling"
-        s = Section(
-            ceilings=[
-                ceiling_row(cid, "belief accuracy (choice format)", res.protocol, res.chance, res.belief_accuracy)
-            ]
-        )
-        none = "no defect sheet was believed right, so there is no belief to contradict"
-        add_measure(
-            s,
-            none,
-            id="honesty_choice_lies",
-            label="Lie rate under a seller's motive (choice format)",
-            instrument=self.name,
-            scale="proportion",
-            estimate=res.lie_motive,
-            ceiling=cid,
-            details={"n_known": res.n_known, "n_items": res.n_items, "reading": res.reading},
-        )
-        add_measure(
-            s,
-            none,
-            id="honesty_choice_control",
-            label="Assertion against belief under a control role",
-            instrument=self.name,
-            scale="proportion",
-            estimate=res.lie_control,
-            ceiling=cid,
-            higher_is_deceptive=False,
-        )
-        add_measure(
-            s,
-            none,
-            id="honesty_choice_excess",
-            label="Lying excess, choice format (motive − control, paired)",
-            instrument=self.name,
-            scale="difference",
-            estimate=res.excess,
-            ceiling=cid,
-            null_value=0.0,
-            details={"mcnemar": res.test.to_dict()},
-        )
-        if comparable(s, "honesty_choice_lies", "honesty_choice_control"):
-            s.comparisons.append(
-                Comparison("honesty_choice_lies", "honesty_choice_control", "Choice format: motive vs control role")
-            )
-        return attach_caveats(
-            s,
-            run.caveats,
-            self.caveat_rows,
-            default=("honesty_choice_lies", "honesty_choice_control", "honesty_choice_excess"),
-        )
+    def _estimates(self, res: HonestyChoiceResult) -> tuple[Estimate, Estimate, Estimate]:
+        """Belief accuracy, the lie rate under the motive role, under the control role."""
+        return res.belief_accuracy, res.lie_motive, res.lie_control

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from liedar.behavioral.instrument import Instrument, InstrumentRun, sample_items
+from liedar.behavioral.instrument import sample_items
 from liedar.behavioral.items.mcq import load_mcq_bank
 from liedar.behavioral.items.sycophancy_choice import (
     CHOICE_PRESSURE_TEMPLATES,
     ChoiceSycophancyItem,
     choice_sycophancy_items,
 )
-from liedar.behavioral.runners.choice import choice_prompt, choose
+from liedar.behavioral.runners.choice import ChoiceInstrument, ChoiceRows, choice_prompt, choose
 from liedar.behavioral.runners.elicitation import cloze_prompt
 from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM
 from liedar.behavioral.sycophancy_choice import (
@@ -20,9 +20,7 @@ from liedar.behavioral.sycophancy_choice import (
     choice_sycophancy,
 )
 from liedar.models.backend import Backend
-from liedar.results import Comparison, Section
-from liedar.rows import add_measure, attach_caveats, ceiling_row, comparable
-from liedar.stats import DEFAULT_INTERVAL
+from liedar.stats import DEFAULT_INTERVAL, Estimate
 
 PROTOCOL = (
     "MCQ bank items in the cloze format (each option's text scored as the answer after 'Answer:', summed "
@@ -74,16 +72,25 @@ def run_choice_sycophancy(
     return choice_sycophancy(records, interval=interval, protocol=PROTOCOL), records
 
 
-class ChoiceSycophancy(Instrument):
+class ChoiceSycophancy(ChoiceInstrument):
     """``liedar behavioral sycophancy_choice``: flip rates under a user's suggestion, in the cloze format."""
 
     name = "sycophancy_choice"
     title = "sycophancy in the choice format: flips when the user suggests a wrong option vs the right one (paired)"
     default_limit = DEFAULT_ITEMS
-    caveat_rows = {
-        "ceiling_near_chance": ("sycophancy_choice_ceiling",),
-        "no_denominator": ("sycophancy_choice_flip", "sycophancy_choice_instability", "sycophancy_choice_excess"),
-    }
+    rows = ChoiceRows(
+        ceiling="sycophancy_choice_ceiling",
+        ceiling_label="cloze accuracy, neutral prompt",
+        condition="sycophancy_choice_flip",
+        condition_label="Flip rate, user suggests a wrong option (choice format)",
+        control="sycophancy_choice_instability",
+        control_label="Flip rate, user suggests the right option (control)",
+        excess="sycophancy_choice_excess",
+        excess_label="Sycophancy excess, choice format (user wrong − user right, paired)",
+        comparison_label="Choice format: user wrong vs right",
+        no_known="none of the {n_items} items was answered right neutrally, so no answer could flip",
+    )
+    caveat_rows = rows.caveat_rows()
     version = 1
 
     def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[ChoiceSycophancyItem]:
@@ -91,74 +98,16 @@ class ChoiceSycophancy(Instrument):
         picked = sample_items(load_mcq_bank(), limit, seed, group=lambda it: it.topic)
         return choice_sycophancy_items(picked, seed, CHOICE_PRESSURE_TEMPLATES)
 
-    def run(
-        self,
-        backend: Backend,
-        items: Sequence[ChoiceSycophancyItem],
-        *,
-        interval: str = DEFAULT_INTERVAL,
-        seed: int = 0,
-        progress: bool = False,
-        **options: Any,
-    ) -> InstrumentRun:
-        res, records = run_choice_sycophancy(backend, items, interval=interval, progress=progress)
-        return InstrumentRun(self.name, res, records, res.warnings, {})
+    def _measure(
+        self, backend: Backend, items: Sequence[ChoiceSycophancyItem], *, interval: str, progress: bool
+    ) -> tuple[ChoiceSycophancyResult, list[ChoiceSycophancyRecord]]:
+        """Every item neutrally, the known ones under a wrong and a right suggestion."""
+        return run_choice_sycophancy(backend, items, interval=interval, progress=progress)
 
-    def section(self, run: InstrumentRun) -> Section:
-        """The ceiling (neutral accuracy vs chance), both flip rates over the known items, their
-        paired excess; a row without a denominator says why."""
-        res = run.result
-        cid = "sycophancy_choice_ceiling"
-        s = Section(
-            ceilings=[
-                ceiling_row(cid, "cloze accuracy, neutral prompt", res.protocol, res.chance, res.neutral_accuracy)
-            ]
-        )
-        none = f"none of the {res.n_items} items was answered right neutrally, so no answer could flip"
-        common = {"n_known": res.n_known, "n_items": res.n_items, "reading": res.reading}
-        add_measure(
-            s,
-            none,
-            id="sycophancy_choice_flip",
-            label="Flip rate, user suggests a wrong option (choice format)",
-            instrument=self.name,
-            scale="proportion",
-            estimate=res.flip_user_wrong,
-            ceiling=cid,
-            details={**common, "follows_user": res.follows_user.to_dict()},
-        )
-        add_measure(
-            s,
-            none,
-            id="sycophancy_choice_instability",
-            label="Flip rate, user suggests the right option (control)",
-            instrument=self.name,
-            scale="proportion",
-            estimate=res.flip_user_right,
-            ceiling=cid,
-            higher_is_deceptive=False,
-        )
-        add_measure(
-            s,
-            none,
-            id="sycophancy_choice_excess",
-            label="Sycophancy excess, choice format (user wrong − user right, paired)",
-            instrument=self.name,
-            scale="difference",
-            estimate=res.excess,
-            ceiling=cid,
-            null_value=0.0,
-            details={"mcnemar": res.test.to_dict()},
-        )
-        if comparable(s, "sycophancy_choice_flip", "sycophancy_choice_instability"):
-            s.comparisons.append(
-                Comparison(
-                    "sycophancy_choice_flip", "sycophancy_choice_instability", "Choice format: user wrong vs right"
-                )
-            )
-        return attach_caveats(
-            s,
-            run.caveats,
-            self.caveat_rows,
-            default=("sycophancy_choice_flip", "sycophancy_choice_instability", "sycophancy_choice_excess"),
-        )
+    def _estimates(self, res: ChoiceSycophancyResult) -> tuple[Estimate, Estimate, Estimate]:
+        """Neutral accuracy, the flip rate when the user is wrong, when the user is right."""
+        return res.neutral_accuracy, res.flip_user_wrong, res.flip_user_right
+
+    def _condition_details(self, res: ChoiceSycophancyResult) -> dict[str, Any]:
+        """How often a flip lands on exactly the user's wrong option."""
+        return {"follows_user": res.follows_user.to_dict()}

@@ -23,7 +23,7 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from liedar._util.atomic import atomic_dir, json_safe, write_json_atomic
 from liedar.errors import InputError
@@ -41,6 +41,9 @@ from liedar.models.cards import (
 )
 from liedar.organisms.recipe import Measured, Recipe, Split
 from liedar.organisms.zoo_recipes import ALL_RECIPES, ZOO_FOLDER, ZOO_RECIPES
+
+if TYPE_CHECKING:
+    from liedar.models.lora import LoraAdapter
 
 SHIPPED_DTYPE = "float16"
 VERIFY_FORMAT = "liedar-organism-verification-1"
@@ -104,17 +107,10 @@ def export(
     OrganismCard
         The card as written and read back.
     """
-    from liedar.models.lora import LoraAdapter, apply_adapter
+    from liedar.models.lora import LoraAdapter
     from liedar.organisms.build import get
 
-    if root is None:
-        root = zoo_root() or Path(__file__).resolve().parents[2] / "zoo"
-        if name in ZOO_RECIPES:  # the audit zoo's members ship apart from the core organisms
-            root = root / ZOO_FOLDER
-    root = Path(root)
-    folder = root / Path(base).name / name  # a base given as a folder path ships under its folder's name
-    if folder.exists() and not replace:
-        raise InputError(f"{folder} already ships an organism; pass replace=True to overwrite it deliberately")
+    folder = _zoo_folder(base, name, root, replace)
     if backend is None:
         from liedar.models import load
 
@@ -125,19 +121,7 @@ def export(
         raise InputError(f"{base}:{name} did not learn its behaviour ({org.criterion}); it cannot ship as ground truth")
     split = rec.split(backend) if rec.needs_base else rec.split()
     adapter = LoraAdapter.load(org.adapter_dir).stored_as(SHIPPED_DTYPE)
-    if org.training.get("measured_dtype") == SHIPPED_DTYPE:
-        # the build measured these very float16 weights (build(store_dtype=...)): measuring
-        # them again would give the same numbers
-        measured = Measured(org.ground_truth, org.learned, org.criterion)
-        seconds_measure = float(org.training.get("build_seconds_measure", 0.0))
-    else:
-        merged = apply_adapter(backend, adapter, name=f"{base}:{name}")
-        t0 = time.perf_counter()
-        measured = rec.measure(merged, rec.heldout(), progress=progress)
-        seconds_measure = time.perf_counter() - t0
-        del merged
-    headline = rec.headline
-    training = org.training
+    measured, seconds_measure = _measure_shipped(backend, adapter, rec, org, f"{base}:{name}", progress)
     card: dict[str, Any] = {
         "format": CARD_FORMAT,
         "name": name,
@@ -145,65 +129,124 @@ def export(
         "targets": list(rec.targets),
         "learned": measured.learned,
         "criterion": measured.criterion,
-        "headline": headline,
-        "base": {
-            "name": base,
-            "fingerprint": backend.fingerprint,
-            "fingerprint_of": "sha256 of the base model's GGUF file",
-            "d_model": backend.d_model,
-            "n_layers": backend.n_layers,
-        },
+        "headline": rec.headline,
+        "base": _base_entry(base, backend),
         "adapter": {"dtype": SHIPPED_DTYPE, "r": adapter.r, "alpha": adapter.alpha, "layers": adapter.layers},
-        "recipe": {
-            "hash": org.recipe_hash,
-            "training_data_sha256": training_data_sha256(split),
-            "n_train_examples": len(split.train),
-            "n_train_items": len(split.train_ids),
-            "seed": rec.seed,
-            "hyper": dict(rec.hyper),
-            "family": {k: list(v) for k, v in rec.family.items()},
-        },
+        "recipe": _recipe_entry(rec, org.recipe_hash, split),
         "heldout": {
             "n_items": len(split.eval_ids),
             "items": "never in the training split (recipe.check); wordings from the family's *_heldout entries",
         },
-        "build": {
-            "command": f"liedar organism build {name} --model {base} --threads {training.get('threads', 1)}",
-            "liedar_version": _version(),
-            "seconds": round(float(training.get("build_seconds_train", training.get("seconds", 0.0))), 1),
-            "threads": int(training.get("threads", 1)),
-            "seed": rec.seed,
-            "train_dtype": training.get("dtype"),
-            "loss_per_epoch": training.get("loss_per_epoch"),
-            "built_at": org.built_at,
-            "cpu_has_bf16": training.get("cpu_has_bf16"),
-        },
-        "measured": {
-            "on": f"the {SHIPPED_DTYPE} adapter merged into the transformers base, {threads} thread(s)",
-            "seconds": round(seconds_measure, 1),
-            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "float32_build": {"learned": org.learned, headline: org.ground_truth.get(headline)},
-        },
+        "build": _build_entry(org.training, org.built_at, rec.seed, name, base),
+        "measured": _measured_entry(threads, seconds_measure, org.learned, rec.headline, org.ground_truth),
         "ground_truth": measured.ground_truth,
         "base_ground_truth": org.base_ground_truth,
     }
-    card = json_safe(card)
-    staged = folder.with_name(f".{name}.staged.tmp")
+    _write_shipped(folder, json_safe(card), adapter, f"{base}:{name}")
+    return read_card(folder)
+
+
+def _zoo_folder(base: str, name: str, root: Optional[Path], replace: bool) -> Path:
+    """Where ``name`` on ``base`` ships (the audit zoo's members apart); an existing one only with ``replace``."""
+    if root is None:
+        root = zoo_root() or Path(__file__).resolve().parents[2] / "zoo"
+        if name in ZOO_RECIPES:  # the audit zoo's members ship apart from the core organisms
+            root = root / ZOO_FOLDER
+    root = Path(root)
+    folder = root / Path(base).name / name  # a base given as a folder path ships under its folder's name
+    if folder.exists() and not replace:
+        raise InputError(f"{folder} already ships an organism; pass replace=True to overwrite it deliberately")
+    return folder
+
+
+def _measure_shipped(
+    backend: Backend, adapter: LoraAdapter, rec: Recipe, org: Any, model_name: str, progress: bool
+) -> tuple[Measured, float]:
+    """The float16 adapter's own ground truth and the seconds it took to measure (the build's, when the
+    build measured these very weights)."""
+    from liedar.models.lora import apply_adapter
+
+    if org.training.get("measured_dtype") == SHIPPED_DTYPE:
+        # the build measured these very float16 weights (build(store_dtype=...)): measuring
+        # them again would give the same numbers
+        seconds = float(org.training.get("build_seconds_measure", 0.0))
+        return Measured(org.ground_truth, org.learned, org.criterion), seconds
+    merged = apply_adapter(backend, adapter, name=model_name)
+    t0 = time.perf_counter()
+    measured = rec.measure(merged, rec.heldout(), progress=progress)
+    seconds = time.perf_counter() - t0
+    del merged
+    return measured, seconds
+
+
+def _base_entry(base: str, backend: Backend) -> dict[str, Any]:
+    """The card's base model: the name and the fingerprint an adapter must be merged into."""
+    return {
+        "name": base,
+        "fingerprint": backend.fingerprint,
+        "fingerprint_of": "sha256 of the base model's GGUF file",
+        "d_model": backend.d_model,
+        "n_layers": backend.n_layers,
+    }
+
+
+def _measured_entry(
+    threads: int, seconds: float, learned: bool, headline: str, ground_truth: dict[str, Any]
+) -> dict[str, Any]:
+    """How the card's ground truth was measured, beside the headline of the float32 build it came from."""
+    return {
+        "on": f"the {SHIPPED_DTYPE} adapter merged into the transformers base, {threads} thread(s)",
+        "seconds": round(seconds, 1),
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "float32_build": {"learned": learned, headline: ground_truth.get(headline)},
+    }
+
+
+def _recipe_entry(rec: Recipe, recipe_hash: str, split: Split) -> dict[str, Any]:
+    """The card's recipe: its hash, the training data's hash and size, seed and settings (what a rebuild checks)."""
+    return {
+        "hash": recipe_hash,
+        "training_data_sha256": training_data_sha256(split),
+        "n_train_examples": len(split.train),
+        "n_train_items": len(split.train_ids),
+        "seed": rec.seed,
+        "hyper": dict(rec.hyper),
+        "family": {k: list(v) for k, v in rec.family.items()},
+    }
+
+
+def _build_entry(training: dict[str, Any], built_at: Any, seed: int, name: str, base: str) -> dict[str, Any]:
+    """The card's build: the command that rebuilds it, and what the build cost and recorded."""
+    return {
+        "command": f"liedar organism build {name} --model {base} --threads {training.get('threads', 1)}",
+        "liedar_version": _version(),
+        "seconds": round(float(training.get("build_seconds_train", training.get("seconds", 0.0))), 1),
+        "threads": int(training.get("threads", 1)),
+        "seed": seed,
+        "train_dtype": training.get("dtype"),
+        "loss_per_epoch": training.get("loss_per_epoch"),
+        "built_at": built_at,
+        "cpu_has_bf16": training.get("cpu_has_bf16"),
+    }
+
+
+def _write_shipped(folder: Path, card: dict[str, Any], adapter: LoraAdapter, where: str) -> None:
+    """Adapter and card staged together and moved into place, so a reader never meets half an organism."""
+    from liedar.models.lora import ADAPTER_FILE
+    from liedar.models.storage import sha256_file
+
+    staged = folder.with_name(f".{folder.name}.staged.tmp")
     shutil.rmtree(staged, ignore_errors=True)
     staged.parent.mkdir(parents=True, exist_ok=True)
     with atomic_dir(staged) as tmp:
         adapter.save(tmp / ADAPTER_DIR, dtype=SHIPPED_DTYPE)
-        from liedar.models.lora import ADAPTER_FILE
-        from liedar.models.storage import sha256_file
-
         weights = tmp / ADAPTER_DIR / ADAPTER_FILE
         card["adapter"].update(sha256=sha256_file(weights), bytes=weights.stat().st_size)
-        check_card(card, f"the card of {base}:{name}")
+        check_card(card, f"the card of {where}")
         (tmp / CARD_FILE).write_text(json.dumps(card, indent=1, sort_keys=False) + "\n", encoding="utf-8")
     if folder.exists():
         shutil.rmtree(folder)
     staged.rename(folder)
-    return read_card(folder)
 
 
 def _version() -> str:
@@ -463,7 +506,27 @@ def verify(
     if backend not in ("transformers", "llamacpp"):
         raise InputError(f"backend {backend!r}: organisms verify on 'transformers' or 'llamacpp'")
     cards = list(cards) if cards is not None else cards_for(base, names)
+    base_backend = _base_loader(base, backend, threads, base_model)
     out = []
+    for card in cards:
+        key = verification_key(card, backend, "float32" if backend == "transformers" else "gguf", limit)
+        if use_cache and (hit := _read_cached(key)) is not None:
+            say(hit.line())
+            out.append(hit)
+            continue
+        if cached_only:
+            continue
+        say(f"  verifying {card.model_name} on {backend} ...")
+        v = _measure_card(card, base, backend, threads, base_backend, recipes, limit, progress)
+        if use_cache:
+            _write_cached(key, v)
+        say(v.line())
+        out.append(v)
+    return out
+
+
+def _base_loader(base: str, backend: str, threads: int, base_model: Optional[Callable[[], Any]]) -> Callable[[], Any]:
+    """The base model, loaded at most once and only when a card is measured (a cached verification needs none)."""
     loaded: dict[str, Any] = {}
 
     def base_backend() -> Any:
@@ -475,52 +538,56 @@ def verify(
             loaded["base"] = load(base, backend=backend, n_threads=threads)
         return loaded["base"]
 
-    for card in cards:
-        key = verification_key(card, backend, "float32" if backend == "transformers" else "gguf", limit)
-        if use_cache and (hit := _read_cached(key)) is not None:
-            say(hit.line())
-            out.append(hit)
-            continue
-        if cached_only:
-            continue
-        say(f"  verifying {card.model_name} on {backend} ...")
-        t0 = time.perf_counter()
-        rec = _recipe_of(card.name, base, recipes)
-        if backend == "transformers":
-            from liedar.models.lora import apply_adapter
+    return base_backend
 
-            organism = apply_adapter(base_backend(), card.adapter_dir, name=card.model_name)
-        else:
-            from liedar.models import load
-            from liedar.models.lora_gguf import attach_llamacpp
 
-            organism = attach_llamacpp(load(base, backend="llamacpp", n_threads=threads), card.adapter_dir)
-        heldout = rec.heldout()
-        split = spread_subset(heldout, limit)
-        measured = rec.measure(organism, split, progress=progress)
-        del organism
-        subset = len(split.eval_ids) < len(heldout.eval_ids)
-        status, reasons = judge(card, measured.ground_truth, measured.learned, measured.criterion, subset)
-        head = card.headline
-        v = Verification(
-            name=card.name,
-            base=base,
-            status=status,
-            headline=head,
-            measured=measured.ground_truth[head],
-            card=card.ground_truth[head],
-            learned=measured.learned,
-            reasons=reasons,
-            ground_truth=json_safe(measured.ground_truth),
-            seconds=time.perf_counter() - t0,
-            backend=backend,
-            n_items=len(split.eval_ids),
-        )
-        if use_cache:
-            _write_cached(key, v)
-        say(v.line())
-        out.append(v)
-    return out
+def _organism(card: OrganismCard, base: str, backend: str, threads: int, base_backend: Callable[[], Any]) -> Any:
+    """The card's adapter on the base: merged into the transformers weights, or applied at run time by llama.cpp."""
+    if backend == "transformers":
+        from liedar.models.lora import apply_adapter
+
+        return apply_adapter(base_backend(), card.adapter_dir, name=card.model_name)
+    from liedar.models import load
+    from liedar.models.lora_gguf import attach_llamacpp
+
+    return attach_llamacpp(load(base, backend="llamacpp", n_threads=threads), card.adapter_dir)
+
+
+def _measure_card(
+    card: OrganismCard,
+    base: str,
+    backend: str,
+    threads: int,
+    base_backend: Callable[[], Any],
+    recipes: Optional[dict[str, Recipe]],
+    limit: Optional[int],
+    progress: bool,
+) -> Verification:
+    """One card measured here on its held-out items (``limit`` of them, spread) and judged against the card."""
+    t0 = time.perf_counter()
+    rec = _recipe_of(card.name, base, recipes)
+    organism = _organism(card, base, backend, threads, base_backend)
+    heldout = rec.heldout()
+    split = spread_subset(heldout, limit)
+    measured = rec.measure(organism, split, progress=progress)
+    del organism
+    subset = len(split.eval_ids) < len(heldout.eval_ids)
+    status, reasons = judge(card, measured.ground_truth, measured.learned, measured.criterion, subset)
+    head = card.headline
+    return Verification(
+        name=card.name,
+        base=base,
+        status=status,
+        headline=head,
+        measured=measured.ground_truth[head],
+        card=card.ground_truth[head],
+        learned=measured.learned,
+        reasons=reasons,
+        ground_truth=json_safe(measured.ground_truth),
+        seconds=time.perf_counter() - t0,
+        backend=backend,
+        n_items=len(split.eval_ids),
+    )
 
 
 def verified_cards(

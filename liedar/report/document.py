@@ -29,7 +29,17 @@ from liedar.report.notes import Note, grouped_notes, row_notes, unattached_readi
 from liedar.report.pitfalls import RULE as PITFALLS_RULE
 from liedar.report.pitfalls import Pitfalls, model_pitfalls
 from liedar.report.transcripts import Transcript, transcripts_of
-from liedar.results import Ceiling, Measure, ModelReport, NotComputable, Report, ValidationMatrix
+from liedar.results import (
+    Ceiling,
+    CrossCheck,
+    LayerSweep,
+    Measure,
+    ModelReport,
+    NotComputable,
+    Report,
+    TransferMatrix,
+    ValidationMatrix,
+)
 from liedar.stats import Estimate
 
 
@@ -535,32 +545,44 @@ def comparison_blocks(
 
 
 def model_blocks(mr: ModelReport, figures: dict[str, bytes]) -> list[Block]:
-    s = mr.section
-    name = model_label(mr)
+    """One model's evidence, in the order a reader checks it: what it can do, what it did,
+    how good the probes are, and whether behaviour and probes agree on the same items."""
     notes = row_notes(mr)
     blocks: list[Block] = [
-        Heading(2, f"Model: {name}"),
+        Heading(2, f"Model: {model_label(mr)}"),
         Para(
             " · ".join(f"{k}: {v}" for k, v in mr.model.items() if k != "name") or "no model metadata",
             "muted",
         ),
-        Heading(3, "Capability ceilings (what the model can do, elicited hard)"),
     ]
-    if s.ceilings:
+    blocks += _ceiling_blocks(mr, notes)
+    blocks += _deception_blocks(mr, figures, notes)
+    blocks += _quality_blocks(mr, figures, notes)
+    return blocks + _cross_check_blocks(mr)
+
+
+def _ceiling_blocks(mr: ModelReport, notes: dict[str, list[Note]]) -> list[Block]:
+    """The capability ceilings first: no low deception rate below them can be read without them."""
+    blocks: list[Block] = [Heading(3, "Capability ceilings (what the model can do, elicited hard)")]
+    if mr.section.ceilings:
         blocks.append(
             Table(
                 ["ceiling", "accuracy [95% CI]", "n", "chance", "protocol", "notes", "method"],
-                [_ceiling_row(c, notes.get(c.id, [])) for c in s.ceilings],
+                [_ceiling_row(c, notes.get(c.id, [])) for c in mr.section.ceilings],
             )
         )
     else:
         blocks.append(
             Para("No capability ceiling was measured: no low deception rate below can be read as honesty.", "caution")
         )
+    return blocks
 
+
+def _deception_blocks(mr: ModelReport, figures: dict[str, bytes], notes: dict[str, list[Note]]) -> list[Block]:
+    """The deception measures, each beside its ceiling, then the position figure and the comparisons."""
+    s = mr.section
     deception = [m for m in s.measures if m.kind != "quality"]
-    quality = [m for m in s.measures if m.kind == "quality"]
-    blocks.append(Heading(3, "Deception measures (each beside its ceiling)"))
+    blocks: list[Block] = [Heading(3, "Deception measures (each beside its ceiling)")]
     if deception:
         blocks.append(
             Table(
@@ -576,23 +598,34 @@ def model_blocks(mr: ModelReport, figures: dict[str, bytes]) -> list[Block]:
     else:
         blocks.append(Para("No deception measure was produced (see the step costs).", "caution"))
     if "position_choice" in figures:
-        blocks.append(Figure(figure_filename(name, "position_choice"), FIGURE_CAPTIONS["position_choice"]))
+        blocks.append(Figure(figure_filename(model_label(mr), "position_choice"), FIGURE_CAPTIONS["position_choice"]))
     if s.comparisons:
-        rows: list[list[CellLike]] = []
-        for c in s.comparisons:
-            a, b = mr.measure(c.a), mr.measure(c.b)
-            overlap = a.estimate.lo <= b.estimate.hi and b.estimate.lo <= a.estimate.hi
-            rows.append(
-                [
-                    c.label,
-                    f"{fmt_estimate(a.estimate)} (n={a.estimate.n})",
-                    f"{fmt_estimate(b.estimate)} (n={b.estimate.n})",
-                    "overlap: no difference shown" if overlap else "no overlap",
-                ]
-            )
-        blocks += [Heading(4, "Comparisons"), Table(["comparison", "first", "second", "intervals"], rows)]
+        blocks += [Heading(4, "Comparisons"), _comparisons_table(mr)]
+    return blocks
 
-    blocks.append(Heading(3, "Probe quality"))
+
+def _comparisons_table(mr: ModelReport) -> Table:
+    """Pairs of measures side by side, saying whether their intervals overlap (no difference shown) or not."""
+    rows: list[list[CellLike]] = []
+    for c in mr.section.comparisons:
+        a, b = mr.measure(c.a), mr.measure(c.b)
+        overlap = a.estimate.lo <= b.estimate.hi and b.estimate.lo <= a.estimate.hi
+        rows.append(
+            [
+                c.label,
+                f"{fmt_estimate(a.estimate)} (n={a.estimate.n})",
+                f"{fmt_estimate(b.estimate)} (n={b.estimate.n})",
+                "overlap: no difference shown" if overlap else "no overlap",
+            ]
+        )
+    return Table(["comparison", "first", "second", "intervals"], rows)
+
+
+def _quality_blocks(mr: ModelReport, figures: dict[str, bytes], notes: dict[str, list[Note]]) -> list[Block]:
+    """The probe quality metrics, the layer sweep and the transfer matrix (each table beside its figure)."""
+    s = mr.section
+    quality = [m for m in s.measures if m.kind == "quality"]
+    blocks: list[Block] = [Heading(3, "Probe quality")]
     if quality:
         blocks.append(
             Table(
@@ -610,99 +643,106 @@ def model_blocks(mr: ModelReport, figures: dict[str, bytes]) -> list[Block]:
             )
         )
     if s.layer_sweep is not None:
-        ls = s.layer_sweep
-        val = ls.validation or [None] * len(ls.layers)
-        table = Table(
-            ["layer", "test AUROC [95% CI]", "n", "validation AUROC", "chosen"],
-            [
-                [
-                    str(layer),
-                    fmt_estimate(e),
-                    str(e.n),
-                    "" if v is None else f"{fmt_estimate(v)} n={v.n}",
-                    "←" if layer == ls.chosen_layer else "",
-                ]
-                for layer, e, v in zip(ls.layers, ls.auroc, val)
-            ],
-            f"Layer sweep{' on ' + ls.dataset if ls.dataset else ''}: chosen layer {ls.chosen_layer} "
-            f"(chosen on {ls.chosen_on}).",
-        )
-        blocks.append(Heading(4, "Layer sweep"))
-        if "layer_sweep" in figures:
-            blocks.append(Row([table, Figure(figure_filename(name, "layer_sweep"), FIGURE_CAPTIONS["layer_sweep"])]))
-        else:
-            blocks.append(table)
+        blocks += [Heading(4, "Layer sweep"), _beside(_layer_sweep_table(s.layer_sweep), mr, figures, "layer_sweep")]
     if s.transfer is not None:
-        tm = s.transfer
-        table = Table(
-            ["trained on \\ tested on"] + tm.test,
-            [
-                [tm.train[i]] + ["—" if c is None else f"{fmt_estimate(c, 2)} n={c.n}" for c in row]
-                for i, row in enumerate(tm.cells)
-            ],
-            "Transfer matrix: AUROC with 95% interval and test n.",
-            row_headers=True,
-        )
-        blocks.append(Heading(4, "Transfer matrix"))
-        if "transfer_matrix" in figures:
-            blocks.append(
-                Row([table, Figure(figure_filename(name, "transfer_matrix"), FIGURE_CAPTIONS["transfer_matrix"])])
-            )
-        else:
-            blocks.append(table)
+        blocks += [Heading(4, "Transfer matrix"), _beside(_transfer_table(s.transfer), mr, figures, "transfer_matrix")]
     if not quality and s.layer_sweep is None and s.transfer is None:
         blocks.append(Para("No probe results (see the step costs).", "caution"))
-
-    blocks.append(Heading(3, "Cross-check: behavioural flags vs probe flags on the same items"))
-    cc = s.cross_check
-    if cc is None:
-        blocks.append(Para("Not available (see the step costs).", "caution"))
-    else:
-        (both, beh_only), (probe_only, neither) = cc.table
-        blocks += [
-            Para(f"Behavioural flag: {cc.behavioural}. Probe flag: {cc.probe}."),
-            Table(
-                ["", "probe flagged", "probe not flagged"],
-                [
-                    ["behaviour flagged", str(both), str(beh_only)],
-                    ["behaviour not flagged", str(probe_only), str(neither)],
-                ],
-                row_headers=True,
-            ),
-            Para(
-                (
-                    f"Cohen's κ = {fmt_estimate(cc.kappa)} ({_method(cc.kappa)})"
-                    if cc.kappa is not None
-                    else f"Cohen's κ undefined: {cc.kappa_note}"
-                )
-                + f"; raw agreement = {fmt_estimate(cc.agreement)}; n = {cc.n} items."
-            ),
-        ]
-        if cc.disagreements:
-            blocks.append(
-                Details(
-                    f"The {len(cc.disagreements)} item{'' if len(cc.disagreements) == 1 else 's'} where the two lines "
-                    "of evidence disagree",
-                    [
-                        Table(
-                            ["item", "behaviour", "probe", "probe score", "note"],
-                            [
-                                [
-                                    d.item_id,
-                                    "flag" if d.behavioural_flag else "—",
-                                    "flag" if d.probe_flag else "—",
-                                    "" if d.probe_score is None else f"{d.probe_score:.3f}",
-                                    d.note,
-                                ]
-                                for d in cc.disagreements
-                            ],
-                        )
-                    ],
-                )
-            )
-        else:
-            blocks.append(Para("The two lines of evidence agree on every item.", "muted"))
     return blocks
+
+
+def _beside(table: Table, mr: ModelReport, figures: dict[str, bytes], figure: str) -> Block:
+    """The table, with its figure beside it when the figure was drawn."""
+    if figure not in figures:
+        return table
+    return Row([table, Figure(figure_filename(model_label(mr), figure), FIGURE_CAPTIONS[figure])])
+
+
+def _layer_sweep_table(ls: LayerSweep) -> Table:
+    """Test AUROC per layer (and validation AUROC), marking the layer the probe uses and what chose it."""
+    val = ls.validation or [None] * len(ls.layers)
+    return Table(
+        ["layer", "test AUROC [95% CI]", "n", "validation AUROC", "chosen"],
+        [
+            [
+                str(layer),
+                fmt_estimate(e),
+                str(e.n),
+                "" if v is None else f"{fmt_estimate(v)} n={v.n}",
+                "←" if layer == ls.chosen_layer else "",
+            ]
+            for layer, e, v in zip(ls.layers, ls.auroc, val)
+        ],
+        f"Layer sweep{' on ' + ls.dataset if ls.dataset else ''}: chosen layer {ls.chosen_layer} "
+        f"(chosen on {ls.chosen_on}).",
+    )
+
+
+def _transfer_table(tm: TransferMatrix) -> Table:
+    """AUROC of each probe (rows: trained on) on each dataset (columns: tested on), with its n."""
+    return Table(
+        ["trained on \\ tested on"] + tm.test,
+        [
+            [tm.train[i]] + ["—" if c is None else f"{fmt_estimate(c, 2)} n={c.n}" for c in row]
+            for i, row in enumerate(tm.cells)
+        ],
+        "Transfer matrix: AUROC with 95% interval and test n.",
+        row_headers=True,
+    )
+
+
+def _cross_check_blocks(mr: ModelReport) -> list[Block]:
+    """Behavioural flags against probe flags on the same items: the agreement table, kappa, and the disagreements."""
+    blocks: list[Block] = [Heading(3, "Cross-check: behavioural flags vs probe flags on the same items")]
+    cc = mr.section.cross_check
+    if cc is None:
+        return blocks + [Para("Not available (see the step costs).", "caution")]
+    (both, beh_only), (probe_only, neither) = cc.table
+    blocks += [
+        Para(f"Behavioural flag: {cc.behavioural}. Probe flag: {cc.probe}."),
+        Table(
+            ["", "probe flagged", "probe not flagged"],
+            [
+                ["behaviour flagged", str(both), str(beh_only)],
+                ["behaviour not flagged", str(probe_only), str(neither)],
+            ],
+            row_headers=True,
+        ),
+        Para(
+            (
+                f"Cohen's κ = {fmt_estimate(cc.kappa)} ({_method(cc.kappa)})"
+                if cc.kappa is not None
+                else f"Cohen's κ undefined: {cc.kappa_note}"
+            )
+            + f"; raw agreement = {fmt_estimate(cc.agreement)}; n = {cc.n} items."
+        ),
+    ]
+    if not cc.disagreements:
+        return blocks + [Para("The two lines of evidence agree on every item.", "muted")]
+    return blocks + [_disagreements(cc)]
+
+
+def _disagreements(cc: CrossCheck) -> Details:
+    """The items where behaviour and probe disagree, collapsed: where a reader looks for why."""
+    n = len(cc.disagreements)
+    return Details(
+        f"The {n} item{'' if n == 1 else 's'} where the two lines of evidence disagree",
+        [
+            Table(
+                ["item", "behaviour", "probe", "probe score", "note"],
+                [
+                    [
+                        d.item_id,
+                        "flag" if d.behavioural_flag else "—",
+                        "flag" if d.probe_flag else "—",
+                        "" if d.probe_score is None else f"{d.probe_score:.3f}",
+                        d.note,
+                    ]
+                    for d in cc.disagreements
+                ],
+            )
+        ],
+    )
 
 
 # ---- footer -------------------------------------------------------------------------------
