@@ -169,6 +169,10 @@ class TransformersBackend(BackendBase):
         self._past = None
         # transformers 5.x renamed past_key_values to cache; accept both generations.
         self._cache_kw = "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
+        # A prompt's read needs the last position's logits only; the output head over every
+        # position is about a fifth of a 135M model's prefill on a 200-token prompt.
+        keeps = "logits_to_keep" in inspect.signature(self.model.forward).parameters
+        self._last_logits: dict = {"logits_to_keep": 1} if keeps else {}
 
     # ---- public faces for organisms (LoRA training, merged copies, batched scoring) --------
     def bind_model(self, model) -> None:
@@ -266,7 +270,11 @@ class TransformersBackend(BackendBase):
         """The prefix run once; its KV cache repeated for the suffixes, decoded as one batch."""
         torch = self._torch
         with torch.inference_mode():
-            out = self.model(input_ids=torch.tensor([prefix], dtype=torch.long, device=self.device), use_cache=True)
+            out = self.model(
+                input_ids=torch.tensor([prefix], dtype=torch.long, device=self.device),
+                use_cache=True,
+                **self._last_logits,
+            )
             first = torch.log_softmax(out.logits[0, -1].float(), dim=-1).cpu().numpy()
             rows = [[float(first[s[0]])] for s in suffixes]
             width = max(len(s) for s in suffixes) - 1  # the last token of each suffix is scored, never fed
@@ -304,6 +312,7 @@ class TransformersBackend(BackendBase):
                     input_ids=self._torch.tensor([ids], dtype=self._torch.long, device=self.device),
                     use_cache=True,
                     **{self._cache_kw: self._past},
+                    **self._last_logits,
                 )
         except _StopForward:
             pass
