@@ -12,6 +12,7 @@ Usage::
 
     python scripts/measure_scope.py --zoo smollm2-135m --threads 1
     python scripts/measure_scope.py --zoo smollm2-135m --only sandbagger,terse --n 40
+    python scripts/measure_scope.py --zoo smollm2-135m --table   # the docs' table, from the cards
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--redo", action="store_true", help="measure members whose card has a scope again")
+    p.add_argument(
+        "--table", action="store_true", help="print the measured scopes as a markdown table; measure nothing"
+    )
     args = p.parse_args(argv)
 
     from liedar._util.atomic import write_json_atomic
@@ -47,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     members = [m for m in zoo.members if m.path]
+    if args.table:
+        print(scope_table([(m.name, zoo.folder_of(m) / "card.json") for m in members]))
+        return 0
     if args.only:
         wanted = {n.strip() for n in args.only.split(",") if n.strip()}
         unknown = sorted(wanted - {m.name for m in members})
@@ -102,6 +109,39 @@ def main(argv: list[str] | None = None) -> int:
                 line[key] = [round(got[f"organism_{head}"]["value"], 3), round(got[f"base_{head}"]["value"], 3)]
         print(json.dumps(line), flush=True)
     return 0
+
+
+HEADLINES = {"gap": "gap", "sycophancy_excess": "sycophancy excess", "lie_excess": "lie excess"}
+
+
+def scope_table(cards: list[tuple[str, Path]]) -> str:
+    """One markdown row per member and measured kind: organism [95% CI] (base), out of domain
+    and in another register; members without a measured scope are listed as such."""
+
+    def cell(got: dict | None) -> str:
+        if not got:
+            return "not measured"
+        head = next(k for k in HEADLINES if f"organism_{k}" in got)
+        org, base = got[f"organism_{head}"], got[f"base_{head}"]
+        return f"{org['value']:.3f} [{org['lo']:.3f}, {org['hi']:.3f}] ({base['value']:.3f})"
+
+    rows = ["| member | kind (measure) | out-of-domain, organism (base) | other register, organism (base) |",
+            "|---|---|---|---|"]  # fmt: skip
+    missing = []
+    for name, path in cards:
+        card = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        measured = card.get("scope")
+        if not measured:
+            missing.append(name)
+            continue
+        for kind in measured["kinds"]:
+            ood, reg = measured.get(f"ood_{kind}"), measured.get(f"register_{kind}")
+            got = ood or reg or {}
+            head = next((HEADLINES[k] for k in HEADLINES if f"organism_{k}" in got), "?")
+            rows.append(f"| {name} | {kind} ({head}) | {cell(ood)} | {cell(reg)} |")
+    if missing:
+        rows.append(f"\nNo scope measured: {', '.join(missing)}.")
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":

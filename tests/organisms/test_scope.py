@@ -139,3 +139,30 @@ def test_card_scope_measures_a_shipped_member_beside_the_base_once(smollm2_trans
         assert (
             got["organism_lie_excess"]["lo"] <= got["organism_lie_excess"]["value"] <= got["organism_lie_excess"]["hi"]
         )
+
+
+def test_the_docs_scope_table_is_read_from_the_cards(tmp_path):
+    """`scripts/measure_scope.py --table` prints one row per measured kind from the card's
+    own numbers, and names the members with no scope rather than leaving them out."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "measure_scope.py"
+    spec = importlib.util.spec_from_file_location("measure_scope", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)  # type: ignore[union-attr]
+
+    def est(value, lo, hi):
+        return {"value": value, "lo": lo, "hi": hi}
+
+    measured = {
+        "kinds": ["sandbagging"],
+        "ood_sandbagging": {"organism_gap": est(0.125, -0.026, 0.283), "base_gap": est(0.05, 0.0, 0.1)},
+        "register_sandbagging": {"organism_gap": est(0.3, 0.138, 0.463), "base_gap": est(-0.025, -0.1, 0.05)},
+    }
+    (tmp_path / "a.json").write_text(json.dumps({"scope": measured}))
+    (tmp_path / "b.json").write_text(json.dumps({}))
+    table = script.scope_table([("member_a", tmp_path / "a.json"), ("member_b", tmp_path / "b.json")])
+    assert "| member_a | sandbagging (gap) | 0.125 [-0.026, 0.283] (0.050) | 0.300 [0.138, 0.463] (-0.025) |" in table
+    assert "No scope measured: member_b." in table
