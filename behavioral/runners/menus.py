@@ -371,7 +371,7 @@ def _choose_exact(
 SAMPLING_WAYS = {
     "shared-prefix": "a local model: the K samples share one read of the prompt",
     "n": "a served model whose server honours n: one request with n=K, drawn by the server from one seed",
-    "k-calls": "K generate calls, seeds menu seed + 0..K-1 (a served model whose server does not honour n)",
+    "k-calls": "K generate calls per menu, seeds menu seed + 0..K-1 (on a served model: its server does not honour n)",
 }
 
 
@@ -665,7 +665,7 @@ class MenuStudy(Instrument):
         quick={"limit": 1, "tiers": ("clear",), "framings": ("minimal",)},
         order=60,
     )
-    version = 3
+    version = 4  # the result gained sampling, law_mass_floor and law_unlisted
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
