@@ -1,4 +1,4 @@
-"""Exact choice laws and shared-prefix sampling on a local backend.
+"""Exact choice laws and shared-prefix sampling on a local backend (the law also on a served one).
 
 Two ways to make the menu study's stochastic mode cheap, both built on a backend's public
 decoding steps (`decode_start`, `decode_step`, `sample_continuations`, `detokenize`) and on
@@ -11,7 +11,8 @@ means:
   over the options. It is the law of ``generate(..., temperature=T)`` conditioned on the
   reply starting with one of the options' token sequences, with no sampling noise. When
   every option is one token after a shared prompt (answer letters) it costs one forward
-  pass, the same pass whose argmax is the deterministic choice.
+  pass, the same pass whose argmax is the deterministic choice. On a served model it is
+  read from the answer token's top log-probs (one request; see `choice_law`).
 * `sample_shared_prefix` — K sampled replies to one prompt with the prompt read once:
   transformers decodes the K continuations as one batch over the prompt's KV cache;
   llama.cpp restores the prompt's cache between samples (its positions after the prompt
@@ -27,7 +28,7 @@ menu), which is what made the K = 20 study hours long.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -35,6 +36,9 @@ from liedar.errors import InputError
 from liedar.models.backend import Backend, Generation
 from liedar.models.base import BackendBase
 from liedar.models.chat import TextInput, render
+
+if TYPE_CHECKING:
+    from liedar.models.served import ServedBackend
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,17 @@ class ChoiceLaw:
         ``mass.sum()`` is the share of sampled replies the constrained law speaks for.
     temperature : float
     n_forward : int
-        Model calls used (1 for single-token options after one prompt).
+        Model calls used (1 for single-token options after one prompt; on a served model,
+        requests).
+    mass_floor : numpy.ndarray, optional
+        Served models only: a lower bound of ``mass``. The server lists only its top tokens,
+        so ``mass`` there is renormalised over the listed ones (an upper bound); the
+        unlisted rest can lower it at most to this (at T > 1 nothing bounds the rest
+        without the vocabulary's size: zeros). None on a local model, where ``mass`` is exact.
+    unlisted : tuple of str
+        Served models only: the options absent from the server's top list. When any is,
+        ``probs``, ``mass`` and ``mass_floor`` are NaN: the law is not computable from that
+        response, and is not guessed.
     """
 
     options: tuple[str, ...]
@@ -65,6 +79,13 @@ class ChoiceLaw:
     mass: np.ndarray
     temperature: float
     n_forward: int
+    mass_floor: Optional[np.ndarray] = None
+    unlisted: tuple[str, ...] = ()
+
+    @property
+    def computable(self) -> bool:
+        """False when the options' probabilities could not be read (`unlisted`)."""
+        return not self.unlisted
 
 
 def _local(backend: Backend, what: str) -> BackendBase:
@@ -114,8 +135,10 @@ def choice_law(backend: Backend, prompt: TextInput, options: Sequence[str], temp
 
     Parameters
     ----------
-    backend : BackendBase
-        A local backend (its next-token logits are read).
+    backend : Backend
+        A local backend (its next-token logits are read), or a served model
+        (`liedar.models.served.ServedBackend`: single-token options only, from the answer
+        token's top list; see Notes).
     prompt : TextInput
         Plain text or a dialogue (rendered with the generation prompt).
     options : sequence of str
@@ -133,10 +156,21 @@ def choice_law(backend: Backend, prompt: TextInput, options: Sequence[str], temp
     renormalised over the whole vocabulary at temperature T (what `_sample` draws from),
     then normalised over the options. Options whose token sequences are prefixes of one
     another overlap as events; the law treats them as distinct (letters never are).
+
+    On a served model the first token's log-probs come from the server's top list (the
+    request `score_options` sends, so the argmax and the law read one response). Over the
+    options the law is exact, ``softmax(logprob / T)``, because the vocabulary's
+    normaliser cancels; ``mass`` needs that normaliser, which the listed tokens only bound
+    (``mass_floor``). An option missing from the list makes the law not computable
+    (``unlisted``) rather than guessed from the list's floor.
     """
-    backend = _local(backend, "the exact choice law")
     if not np.isfinite(temperature) or temperature <= 0:
         raise InputError(f"the exact choice law needs a temperature > 0, got {temperature}")
+    from liedar.models.served import ServedBackend  # the one backend without logits
+
+    if isinstance(backend, ServedBackend):
+        return _served_choice_law(backend, prompt, options, temperature)
+    backend = _local(backend, "the exact choice law")
     split = option_tokens(backend, prompt, options)
     first_logits: dict[tuple[int, ...], np.ndarray] = {}
     lp1, lpt, n_forward = [], [], 0
@@ -156,10 +190,62 @@ def choice_law(backend: Backend, prompt: TextInput, options: Sequence[str], temp
             b += _log_softmax(logits, temperature)[ids[t]]
         lp1.append(a)
         lpt.append(b)
-    lpt_arr = np.asarray(lpt)
-    mass = np.exp(lpt_arr)
-    probs = np.exp(lpt_arr - lpt_arr.max())
-    return ChoiceLaw(tuple(options), np.asarray(lp1), probs / probs.sum(), mass, float(temperature), n_forward)
+    return _law(options, np.asarray(lp1), np.asarray(lpt), temperature, n_forward)
+
+
+def _law(
+    options: Sequence[str],
+    lp1: np.ndarray,
+    lpt: np.ndarray,
+    temperature: float,
+    n_forward: int,
+    mass_floor: Optional[np.ndarray] = None,
+) -> ChoiceLaw:
+    """The law from each option's log-probability at T = 1 and at T (normalised over the options)."""
+    probs = np.exp(lpt - lpt.max())
+    return ChoiceLaw(
+        tuple(options), lp1, probs / probs.sum(), np.exp(lpt), float(temperature), n_forward, mass_floor=mass_floor
+    )
+
+
+def _served_choice_law(
+    backend: "ServedBackend", prompt: TextInput, options: Sequence[str], temperature: float
+) -> ChoiceLaw:
+    """`choice_law` on a served model, from the top list of the one scoring request.
+
+    Each listed token is tempered over the listed tokens (`_log_softmax` at T), then the
+    options are read from the tempered list exactly as `score_options` reads them from the
+    raw one (one token, or its stripped variants summed), so the law and the scores match
+    tokens the same way. Tokens outside the list hold ``1 - sum(listed p)`` at T = 1, each
+    at most the smallest listed ``p_min``; at T <= 1 their tempered weight is therefore at
+    most ``(1 - sum p) * p_min ** (1/T - 1)``, which gives ``mass_floor``.
+    """
+    from liedar.models.served import _option_logprobs
+
+    n = len(options)
+    scored = backend.score_with_top(prompt, options)
+    lp1 = np.asarray(scored.scores, dtype=np.float64)
+    if scored.top is None:  # the server gave no log-probs (the choice was parsed), or prefetch is planning
+        return _not_computable(options, lp1, temperature, tuple(options))
+    tokens = list(scored.top)
+    raw = np.asarray([scored.top[t] for t in tokens], dtype=np.float64)
+    tempered = dict(zip(tokens, _log_softmax(raw, temperature)))
+    lpt, listed = _option_logprobs(tempered, options, exact=scored.exact)
+    if len(listed) != n or not all(listed):
+        missing = tuple(o for o, ok in zip(options, listed or [False] * n) if not ok)
+        return _not_computable(options, lp1, temperature, missing)
+    p = np.exp(raw)
+    weights = np.exp(raw / temperature)
+    rest = max(0.0, 1.0 - float(p.sum())) * float(p.min()) ** (1.0 / temperature - 1.0) if temperature <= 1 else np.inf
+    floor = np.exp(lpt) * weights.sum() / (weights.sum() + rest)
+    return _law(options, lp1, lpt, temperature, 1, mass_floor=floor)
+
+
+def _not_computable(
+    options: Sequence[str], lp1: np.ndarray, temperature: float, unlisted: tuple[str, ...]
+) -> ChoiceLaw:
+    nan = np.full(len(options), np.nan)
+    return ChoiceLaw(tuple(options), lp1, nan, nan, float(temperature), 1, mass_floor=nan, unlisted=unlisted)
 
 
 def sample_shared_prefix(

@@ -23,7 +23,13 @@ list. An option absent from the list gets the list's smallest log-prob (an upper
 argmax is still exact whenever at least one option is listed. When the server returns no
 log-probs, or lists none of the options, the backend falls back to a greedy generation and
 `parse_option`; a reply that names no option is a recorded *no answer* (scores all NaN),
-never a silent pick. The mode of every call is in the journal.
+never a silent pick. The mode of every call is in the journal. `score_with_top` returns the
+top list with the scores, from which `liedar.models.sampling.choice_law` reads a served
+model's exact choice law.
+
+K samples of one prompt (`sample`): one request with ``n=K`` where the server honours ``n``
+(asked once per backend: fewer than K choices back, or a refusal, means it does not), K
+requests with seeds ``seed .. seed + K - 1`` where it does not.
 
 Research-run plumbing: bounded concurrency (an asyncio semaphore), a request-rate limit, the
 SDK's own retries with exponential backoff on 429/5xx/timeouts, an on-disk response cache
@@ -66,6 +72,19 @@ SCORINGS = ("auto", "logprobs", "parse")
 
 class ServedError(ModelUnavailableError):
     """A served model failed in a way a retry cannot fix (named in one line)."""
+
+
+class ServerFailed(ServedError):
+    """The server kept answering HTTP 5xx after the retries."""
+
+
+class RequestRejected(InputError):
+    """The server refused a request as invalid (HTTP 4xx other than 401, 404 and 429).
+
+    Why its own class: `ServedBackend.sample` asks once whether the server takes ``n``, and
+    a server that refuses ``n`` (llama.cpp's llama-server answers "Only one completion
+    choice is allowed") is telling it no, not failing; other callers see an `InputError`.
+    """
 
 
 # --------------------------------------------------------------------------- answer parser
@@ -302,6 +321,28 @@ def template_of(model: str) -> tuple[str, str, str]:
 
 
 # --------------------------------------------------------------------------- the backend
+@dataclass(frozen=True)
+class ScoredOptions:
+    """What one scoring request read (`ServedBackend.score_with_top`).
+
+    Attributes
+    ----------
+    scores : numpy.ndarray
+        What `ServedBackend.score_options` returns for the options.
+    top : dict of str to float, optional
+        The answer's first token's top list, {token text: log-prob}; None when the scores
+        came from a parsed generation (the server gave no log-probs, or listed no option)
+        or while `ServedBackend.prefetch` plans.
+    exact : bool
+        True when options were matched on their exact token (completions API, no prefill
+        dropped); otherwise on their stripped text, the listed variants' probabilities summed.
+    """
+
+    scores: np.ndarray
+    top: Optional[dict[str, float]]
+    exact: bool
+
+
 class ServedBackend:
     """An OpenAI-compatible endpoint as a black-box Backend (see the module docstring)."""
 
@@ -327,6 +368,7 @@ class ServedBackend:
         self.usage: Counter = Counter()
         self._checked = False
         self._logprobs_ok: Optional[bool] = None if config.scoring != "parse" else False
+        self._n_ok: Optional[bool] = None  # does the server return n choices for n=K? (asked once, by `sample`)
         self._recording: Optional[list[Any]] = None
         self._pending: dict[str, "Future[dict[str, Any]]"] = {}
         self._bar: Any = None
@@ -424,6 +466,7 @@ class ServedBackend:
             "completion_tokens": u.get("completion_tokens", 0),
             "modes": {k[5:]: v for k, v in u.items() if k.startswith("mode:")},
             "no_answer": u.get("no_answer", 0),
+            "n_honoured": self._n_ok,
             "corrupt_cache_entries": self.cache.corrupt,
             "journal": str(self.journal.path),
         }
@@ -530,12 +573,12 @@ class ServedBackend:
                     "lower --rate-limit/--concurrency and re-run: finished requests are cached"
                 ) from None
             except openai.InternalServerError as exc:
-                raise ServedError(
+                raise ServerFailed(
                     f"{self.base_url}{path} answered HTTP {exc.status_code} after {self.config.max_retries} "
                     "retries; check the server's log and re-run: finished requests are cached"
                 ) from None
             except openai.APIStatusError as exc:
-                raise InputError(
+                raise RequestRejected(
                     f"{self.base_url}{path} rejected the request (HTTP {exc.status_code}): {_short(exc.message)}"
                 ) from None
         try:
@@ -614,10 +657,33 @@ class ServedBackend:
             body["top_logprobs"] = int(top)
         return "/chat/completions", body, dropped
 
-    # ---- the two calls the runners make ------------------------------------------------------
+    # ---- the calls the runners make -----------------------------------------------------------
     def score_options(self, prompt: TextInput, options: Sequence[str]) -> np.ndarray:
         """Log-prob of each option as the answer's first token (see the module docstring);
         all NaN when the model gave no answer (recorded in the journal)."""
+        return self.score_with_top(prompt, options).scores
+
+    def score_with_top(self, prompt: TextInput, options: Sequence[str]) -> "ScoredOptions":
+        """`score_options`, together with the top list the scores were read from.
+
+        Why a second face of the same request: the exact choice law of a served model
+        (`liedar.models.sampling.choice_law`) needs every listed token's log-prob, not only
+        the options', to temper them; reading them from this one request keeps the law and
+        the deterministic choice on the same response (and the same cache entry).
+
+        Parameters
+        ----------
+        prompt : TextInput
+            Plain text or a dialogue.
+        options : sequence of str
+            The options to score.
+
+        Returns
+        -------
+        ScoredOptions
+            The scores, the top list (None when the scores came from a parsed generation, or
+            while `prefetch` plans) and whether options were matched on their exact token.
+        """
         if isinstance(options, str) or len(options) == 0:
             raise InputError("options must be a non-empty list of strings")
         if any(not o.strip() for o in options):
@@ -629,7 +695,7 @@ class ServedBackend:
             )
             data = self._request(path, body, {})
             if data is None:  # recording
-                return np.zeros(n)
+                return ScoredOptions(np.zeros(n), None, False)
             top = _top_logprobs(data)
             if top is None:
                 if self.config.scoring == "logprobs":
@@ -648,12 +714,12 @@ class ServedBackend:
                     self._record(
                         path, body, {"call": "score_options", "mode": mode, "scores": scores.tolist(), "listed": listed}
                     )
-                    return scores
+                    return ScoredOptions(scores, top, exact)
         # fallback: greedy generation + the documented parser
         path, body, _ = self._body(prompt, max_tokens=8, temperature=0.0, seed=0, top=0)
         data = self._request(path, body, {})
         if data is None:
-            return np.zeros(n)
+            return ScoredOptions(np.zeros(n), None, False)
         text = _text(data)
         pick = parse_option(text, options)
         scores = np.full(n, np.nan)
@@ -666,7 +732,7 @@ class ServedBackend:
             scores[pick] = 0.0
         self.usage["mode:" + mode] += 1
         self._record(path, body, {"call": "score_options", "mode": mode, "reply": text, "choice": pick})
-        return scores
+        return ScoredOptions(scores, None, False)
 
     def generate(
         self,
@@ -699,6 +765,83 @@ class ServedBackend:
             on_token(TokenStep(0, -1, text))
         shown = body.get("prompt") or _canonical(body.get("messages"))
         return Generation(shown, text, [], int((data.get("usage") or {}).get("prompt_tokens") or 0))
+
+    @property
+    def n_honoured(self) -> Optional[bool]:
+        """Whether the server returned ``n`` choices for one request with ``n`` > 1 (None: not asked yet)."""
+        return self._n_ok
+
+    def sample(
+        self, prompt: TextInput, *, samples: int, max_tokens: int = 64, temperature: float = 0.7, seed: int = 0
+    ) -> list[Generation]:
+        """``samples`` sampled replies to one prompt, in one request where the server allows it.
+
+        Why: K replies to one menu are K requests, each reading the prompt again and each
+        a round trip; the OpenAI API and vLLM return K choices for one request with
+        ``n=K``. Other servers ignore ``n`` and return one choice (llama-cpp-python,
+        Ollama) or refuse it (llama.cpp's llama-server); docs/revealed.md has the table.
+        So the first call asks once, for real even while `prefetch` plans (the plan must
+        know which requests to send): a response with fewer than K choices, or a refusal,
+        means no, and from then on each prompt gets the K requests ``generate`` sends
+        (seeds ``seed .. seed + K - 1``, so their cache entries are those of the per-sample
+        loop). The probe's response is cached, so a replay decides the same way and gives
+        the same replies. Which way was taken is `n_honoured`, ``usage_summary()`` and,
+        per request, the journal.
+
+        Parameters
+        ----------
+        prompt : TextInput
+            Plain text or a dialogue.
+        samples : int
+            K >= 1.
+        max_tokens, temperature, seed
+            As in `generate`; with ``n`` the server draws the K replies from the one
+            ``seed``, so they are not the per-sample loop's replies, but the same law's.
+
+        Returns
+        -------
+        list of Generation
+            K replies (in the server's choice order with ``n``, in seed order without).
+
+        Raises
+        ------
+        InputError
+            When ``samples`` < 1 or ``temperature`` < 0.
+        """
+        if samples < 1:
+            raise InputError(f"samples must be >= 1, got {samples}")
+        if temperature < 0:
+            raise InputError(f"temperature must be >= 0, got {temperature}")
+        if samples > 1:
+            path, body, _ = self._body(prompt, max_tokens=max_tokens, temperature=temperature, seed=seed, top=0)
+            body["n"] = int(samples)
+            if self._n_ok is None:
+                self._probe_n(path, body)
+            if self._n_ok:
+                data = self._request(path, body, {})
+                if data is None:  # planning
+                    return [Generation("", "A", [], 0) for _ in range(samples)]
+                texts = _texts(data)[:samples]
+                if len(texts) == samples:
+                    self.usage["mode:generate-n"] += 1
+                    self._record(path, body, {"call": "sample", "mode": "generate-n", "n": samples, "replies": texts})
+                    shown = body.get("prompt") or _canonical(body.get("messages"))
+                    tokens = int((data.get("usage") or {}).get("prompt_tokens") or 0)
+                    return [Generation(shown, t, [], tokens) for t in texts]
+                self.usage["n_short"] += 1  # honoured before, short now: this prompt takes K requests
+        return [
+            self.generate(prompt, max_tokens=max_tokens, temperature=temperature, seed=seed + k) for k in range(samples)
+        ]
+
+    def _probe_n(self, path: str, body: dict[str, Any]) -> None:
+        """Send one ``n`` request now (also while planning) and keep whether it was honoured."""
+        future = asyncio.run_coroutine_threadsafe(self._fetch(path, body, {}), self._loop)
+        try:
+            data = future.result()
+        except (RequestRejected, ServerFailed):
+            self._n_ok = False
+            return
+        self._n_ok = len(_texts(data)) >= int(body["n"])
 
     # ---- concurrency for sequential runners ---------------------------------------------------
     def prefetch(self, run: Callable[["ServedBackend"], Any]) -> Any:
@@ -763,11 +906,20 @@ def _short(text: Any, n: int = 120) -> str:
     return s if len(s) <= n else s[: n - 3] + "..."
 
 
-def _text(data: dict[str, Any]) -> str:
-    choice = data["choices"][0]
+def _choice_text(choice: dict[str, Any]) -> str:
     if "message" in choice:
         return str((choice.get("message") or {}).get("content") or "")
     return str(choice.get("text") or "")
+
+
+def _text(data: dict[str, Any]) -> str:
+    return _choice_text(data["choices"][0])
+
+
+def _texts(data: dict[str, Any]) -> list[str]:
+    """Every choice's text, in the order of the choices' ``index``."""
+    choices = sorted(data["choices"], key=lambda c: int(c.get("index") or 0) if isinstance(c, dict) else 0)
+    return [_choice_text(c) for c in choices if isinstance(c, dict)]
 
 
 def _top_logprobs(data: dict[str, Any]) -> Optional[dict[str, float]]:
@@ -843,4 +995,7 @@ def run_with(backend: Backend, run: Callable[[Any], Any]) -> Any:
     return run(backend)
 
 
-__all__ = ["ServedBackend", "ServedConfig", "ServedError", "parse_option", "load_served", "is_served_spec", "run_with"]
+__all__ = [
+    "ServedBackend", "ServedConfig", "ServedError", "ScoredOptions", "parse_option", "load_served", "is_served_spec",
+    "run_with",
+]  # fmt: skip

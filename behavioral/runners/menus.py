@@ -13,7 +13,9 @@ Two ways to choose:
   action of the task that was *not* offered, or names nothing, is a ``PARSE_FAIL`` (kept
   and counted, never dropped). On a local model the K replies share one read of the
   prompt (`liedar.models.sampling.sample_shared_prefix`: same sampler and seeds as K
-  ``generate`` calls); a served model gets K calls.
+  ``generate`` calls); a served model gets one request with ``n=K`` where its server
+  honours ``n``, K requests where it does not (`ServedBackend.sample` asks once). The
+  result's ``sampling`` and notes say which way each menu took.
 * ``exact`` — the constrained reply's exact law at a temperature
   (`liedar.models.sampling.choice_law`): each letter's probability under temperature-T
   sampling given that the reply is one of the menu's letters, from the same forward pass
@@ -22,7 +24,11 @@ Two ways to choose:
   themselves, with no sampling noise (`rum_exact_law`). It cannot see parse-fails: replies
   that start with anything but a menu letter (an off-menu letter, an action named in
   words, reasoning before the answer, a refusal) are outside the law; the reported
-  ``mass`` is the share of sampled replies it speaks for.
+  ``mass`` is the share of sampled replies it speaks for. On a served model the letters'
+  log-probs come from the answer token's top list (the request deterministic mode sends):
+  the law over the menu is exact, its ``mass`` only bounded (``law_mass_floor``), and a
+  configuration with a letter missing from the list has no law (``law_unlisted``), never
+  a guessed one.
 
 `models` is imported only inside `load_and_run_menu_study` (behavioral stays torch-free).
 """
@@ -132,6 +138,8 @@ class ConfigResult:
     law: Optional[list[list[float]]] = None  # exact mode: each menu's choice probabilities, in presented order
     law_mass: Optional[list[float]] = None  # exact mode: unconditioned probability the reply is a menu letter
     rum_law: Optional[RumExactResult] = None  # exact mode: RUM on the exact probabilities
+    law_mass_floor: Optional[list[float]] = None  # exact mode, served: lower bound of each law_mass
+    law_unlisted: Optional[list[list[str]]] = None  # exact mode, served: letters missing from the top list
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -152,6 +160,8 @@ class ConfigResult:
             "law": self.law,
             "law_mass": self.law_mass,
             "rum_law": None if self.rum_law is None else self.rum_law.to_dict(),
+            "law_mass_floor": self.law_mass_floor,
+            "law_unlisted": self.law_unlisted,
         }
 
 
@@ -173,6 +183,7 @@ class MenuStudyResult:
     configs: list[ConfigResult]
     alpha: float = 0.05
     notes: list[str] = field(default_factory=list)
+    sampling: dict[str, int] = field(default_factory=dict)  # stochastic mode: menus sampled each way (SAMPLING_WAYS)
 
     def sarp_by_scenario_framing(self) -> dict[str, dict[str, Estimate]]:
         return _rate_table(self.configs, "scenario", "framing", lambda c: c.sarp.consistent)
@@ -247,6 +258,7 @@ class MenuStudyResult:
             "rum_law_pass": None if rum_law is None else rum_law.to_dict(),
             "parse_fails_by_scenario": self.parse_fails_by_scenario(),
             "notes": list(self.notes),
+            "sampling": dict(self.sampling),
             "configs": [c.to_dict() for c in self.configs],
         }
 
@@ -319,31 +331,56 @@ def _choose_deterministic(
     return MenuChoiceLog(menus, choices, actions=scenario.actions), logprobs
 
 
+@dataclass
+class _ExactMenus:
+    """One configuration's exact-mode reading, menu by menu."""
+
+    log: MenuChoiceLog
+    logprobs: list[list[float]]
+    law: list[list[float]]
+    mass: list[float]
+    mass_floor: list[Optional[float]]
+    unlisted: list[list[str]]
+
+
 def _choose_exact(
     backend: Backend, vignette: Vignette, framing: Framing, presented: list[tuple[str, ...]], temperature: float
-) -> tuple[MenuChoiceLog, list[list[float]], list[list[float]], list[float]]:
-    """One forward pass per menu: the letters' log-probabilities (argmax = the deterministic
-    choice) and their exact law at ``temperature``."""
+) -> _ExactMenus:
+    """One forward pass (a served model: one request) per menu: the letters' log-probabilities
+    (argmax = the deterministic choice) and their exact law at ``temperature``."""
     from liedar.models.sampling import choice_law  # torch-free; kept lazy like every models import here
 
     scenario = SCENARIOS[vignette.scenario]
-    choices, logprobs, law, mass = [], [], [], []
+    choices: list[Optional[str]] = []
+    logprobs, law, mass, floor, unlisted = [], [], [], [], []
     for shown in presented:
         r = choice_law(
             backend, build_prompt(vignette, framing, shown), letter_continuations(len(shown), chat=True), temperature
         )
-        choices.append(shown[int(np.argmax(r.logprobs))])
+        # all-NaN scores: a served model that named no option (as in deterministic mode) -> PARSE_FAIL
+        choices.append(shown[int(np.nanargmax(r.logprobs))] if np.isfinite(r.logprobs).any() else None)
         logprobs.append([float(x) for x in r.logprobs])
         law.append([float(x) for x in r.probs])
         mass.append(float(r.mass.sum()))
-    return MenuChoiceLog(scenario.menus(), choices, actions=scenario.actions), logprobs, law, mass
+        floor.append(None if r.mass_floor is None else float(r.mass_floor.sum()))
+        unlisted.append(list(r.unlisted))
+    log = MenuChoiceLog(scenario.menus(), choices, actions=scenario.actions)
+    return _ExactMenus(log, logprobs, law, mass, floor, unlisted)
+
+
+SAMPLING_WAYS = {
+    "shared-prefix": "a local model: the K samples share one read of the prompt",
+    "n": "a served model whose server honours n: one request with n=K, drawn by the server from one seed",
+    "k-calls": "K generate calls per menu, seeds menu seed + 0..K-1 (on a served model: its server does not honour n)",
+}
 
 
 def _replies(
     backend: Backend, prompt: TextInput, samples: int, max_tokens: int, temperature: float, seed: int
-) -> list[str]:
-    """K sampled replies: sharing one read of the prompt on a local model, K calls otherwise."""
+) -> tuple[list[str], str]:
+    """K sampled replies and the way they were drawn (a key of `SAMPLING_WAYS`)."""
     from liedar.models.base import BackendBase  # torch-free
+    from liedar.models.served import ServedBackend  # torch-free
 
     if isinstance(backend, BackendBase):
         from liedar.models.sampling import sample_shared_prefix
@@ -351,11 +388,15 @@ def _replies(
         gens = sample_shared_prefix(
             backend, prompt, samples=samples, max_tokens=max_tokens, temperature=temperature, seed=seed
         )
-        return [g.text for g in gens]
-    return [
+        return [g.text for g in gens], "shared-prefix"
+    if isinstance(backend, ServedBackend):
+        gens = backend.sample(prompt, samples=samples, max_tokens=max_tokens, temperature=temperature, seed=seed)
+        return [g.text for g in gens], "n" if backend.n_honoured and samples > 1 else "k-calls"
+    texts = [
         backend.generate(prompt, max_tokens=max_tokens, temperature=temperature, seed=seed + k).text
         for k in range(samples)
     ]
+    return texts, "k-calls"
 
 
 def menu_seed(seed: int, menu: int) -> int:
@@ -377,16 +418,21 @@ def _choose_stochastic(
     samples: int,
     temperature: float,
     seed: int,
+    ways: Optional[dict[str, int]] = None,
 ) -> StochasticChoiceLog:
+    """K parsed replies per menu; ``ways`` (if given) counts the menus by how they were sampled."""
     scenario = SCENARIOS[vignette.scenario]
     menus, counts = scenario.menus(), []
     max_tokens = 160 if framing.reasoning else 12
     for j, shown in enumerate(presented):
         prompt = build_prompt(vignette, framing, shown)
         row: dict[Optional[str], int] = defaultdict(int)
-        for text in _replies(backend, prompt, samples, max_tokens, temperature, menu_seed(seed, j)):
+        texts, way = _replies(backend, prompt, samples, max_tokens, temperature, menu_seed(seed, j))
+        for text in texts:
             row[parse_reply(text, shown, scenario)] += 1
         counts.append(dict(row))
+        if ways is not None:
+            ways[way] = ways.get(way, 0) + 1
     return StochasticChoiceLog.from_counts(menus, counts, actions=scenario.actions)
 
 
@@ -499,6 +545,7 @@ def run_menu_study(
     from liedar._util.progress import progress as step_progress
 
     configs = []
+    ways: dict[str, int] = {}
     for i, (vignette, key) in enumerate(step_progress(jobs, desc=f"menus ({mode})", disable=not progress)):
         framing = FRAMINGS[key]
         presented = presentation_orders(SCENARIOS[vignette.scenario].menus(), order, np.random.default_rng([seed, i]))
@@ -507,13 +554,19 @@ def run_menu_study(
             log, logprobs = _choose_deterministic(backend, vignette, framing, presented)
             configs.append(analyse_config(vignette, key, log, logprobs=logprobs, presented=shown))
         elif mode == "exact":
-            log, logprobs, law, mass = _choose_exact(backend, vignette, framing, presented, temperature)
-            c = analyse_config(vignette, key, log, logprobs=logprobs, presented=shown)
-            c.law, c.law_mass = law, mass
-            c.rum_law = rum_exact_law(presented, law)
+            ex = _choose_exact(backend, vignette, framing, presented, temperature)
+            c = analyse_config(vignette, key, ex.log, logprobs=ex.logprobs, presented=shown)
+            if any(ex.unlisted):  # a letter the server did not list: no law for this configuration
+                c.law_unlisted = ex.unlisted
+            else:
+                c.law, c.law_mass = ex.law, ex.mass
+                c.law_mass_floor = None if None in ex.mass_floor else [float(x or 0.0) for x in ex.mass_floor]
+                c.rum_law = rum_exact_law(presented, ex.law)
             configs.append(c)
         else:
-            log = _choose_stochastic(backend, vignette, framing, presented, samples, temperature, seed + 1000 * i)
+            log = _choose_stochastic(
+                backend, vignette, framing, presented, samples, temperature, seed + 1000 * i, ways=ways
+            )
             configs.append(
                 analyse_config(
                     vignette, key, log, alpha=alpha, rum_bootstrap=rum_bootstrap, seed=seed + i, presented=shown
@@ -531,18 +584,13 @@ def run_menu_study(
             "choices RUM is equivalent to SARP) and no parse-fails (only the offered letters are scored)"
         )
     elif mode == "exact":
-        masses = [m for c in configs for m in (c.law_mass or [])]
-        notes.append(
-            f"exact mode: SARP, IIA and Houtman-Maks use the temperature-0 choice (argmax of the letters' "
-            f"log-probabilities); RUM is tested on the exact choice law at T={temperature} (no sampling noise). "
-            f"The law is conditioned on the reply being a menu letter; the mean unconditioned probability of "
-            f"that is {np.mean(masses):.3f}, and replies outside it (the parse-fails of sampling) are not seen"
-        )
+        notes.extend(_exact_notes(configs, temperature))
     else:
         notes.append(
             f"stochastic mode: SARP, WARP and Houtman-Maks use each menu's modal choice; RUM uses the "
             f"{samples} samples per menu (bootstrap p-value, alpha={alpha})"
         )
+        notes.extend(f"{n} menus sampled as {SAMPLING_WAYS[w]}" for w, n in sorted(ways.items()))
     return MenuStudyResult(
         model=str(getattr(backend, "name", "backend")),
         mode=mode,
@@ -551,7 +599,42 @@ def run_menu_study(
         configs=configs,
         alpha=alpha,
         notes=notes,
+        sampling=ways,
     )
+
+
+def _exact_notes(configs: Sequence[ConfigResult], temperature: float) -> list[str]:
+    """What an exact-mode study's law covers, and (served) what it bounds or could not read."""
+    masses = [m for c in configs for m in (c.law_mass or [])]
+    covered = (
+        f"the mean unconditioned probability of that is {np.mean(masses):.3f}"
+        if masses
+        else "no configuration had a computable law"
+    )
+    notes = [
+        f"exact mode: SARP, IIA and Houtman-Maks use the temperature-0 choice (argmax of the letters' "
+        f"log-probabilities); RUM is tested on the exact choice law at T={temperature} (no sampling noise). "
+        f"The law is conditioned on the reply being a menu letter; {covered}, and replies outside it (the "
+        f"parse-fails of sampling) are not seen"
+    ]
+    floors = [f for c in configs for f in (c.law_mass_floor or [])]
+    if floors:
+        notes.append(
+            f"served model: the letters' log-probs come from the server's top list, so the law over each menu "
+            f"is exact but law_mass is renormalised over the listed tokens (an upper bound); the unlisted "
+            f"tokens can lower it to law_mass_floor (mean {np.mean(floors):.3f}"
+            + (", no bound at T > 1" if temperature > 1 else "")
+            + ")"
+        )
+    missing = [c for c in configs if c.law_unlisted]
+    if missing:
+        menus = sum(1 for c in missing for u in (c.law_unlisted or []) if u)
+        notes.append(
+            f"served model: in {len(missing)} of {len(configs)} configurations ({menus} menus) a menu letter was "
+            "not in the server's top list; their law, law_mass and RUM on the law are not computable (None), "
+            "not guessed; their argmax choices stand (exact while one letter is listed)"
+        )
+    return notes
 
 
 def load_and_run_menu_study(
@@ -582,7 +665,7 @@ class MenuStudy(Instrument):
         quick={"limit": 1, "tiers": ("clear",), "framings": ("minimal",)},
         order=60,
     )
-    version = 3
+    version = 4  # the result gained sampling, law_mass_floor and law_unlisted
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(

@@ -2,9 +2,14 @@
 
 * `fake_server`: a tiny threaded HTTP server speaking just enough of the OpenAI API, whose
   behaviour a test switches (``ok``, ``malformed``, ``500``, ``slow``, ``html``, ``nologprobs``)
-  to produce each fault on demand; it counts requests and the peak number in flight.
+  to produce each fault on demand; it counts requests and the peak number in flight. Its
+  ``n_mode`` says what it does with ``n``: ``honour`` (K choices, as the OpenAI API and vLLM),
+  ``ignore`` (one, as llama-cpp-python and Ollama) or ``refuse`` (HTTP 400, as llama-server).
 * `llama_server`: llama-cpp-python's own OpenAI-compatible server on the shipped smollm2
   GGUF (``n_threads`` 1, flash attention on like the in-process backend), on a free port.
+* `n_proxy`: a pass-through in front of `llama_server` that honours ``n`` by sending the
+  server K requests (seeds ``seed + k``), so a real model can be served to a client that
+  asks with ``n``; it counts the requests it receives.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -40,16 +46,24 @@ class FakeState:
         self.peak = 0
         self.delay = 0.0
         self.reply = "B"
+        self.n_mode = "honour"
+        self.top_letters = "ABCDE"  # the letters the top list holds
         self.bodies: list[dict] = []
         self.headers: list[dict] = []
         self.lock = threading.Lock()
 
 
-def _letters_logprobs(key: str) -> list[dict]:
-    """Deterministic per-prompt log-probs over A..E (the argmax depends on the prompt)."""
+def _letters_logprobs(key: str, letters: str = "ABCDE") -> list[dict]:
+    """Deterministic per-prompt log-probs over A..E (the argmax depends on the prompt); the
+    list holds ``letters`` only and its probabilities sum to less than 1 (an unlisted rest)."""
     h = hashlib.sha256(key.encode()).digest()
     raw = [-(1 + h[i] / 64) for i in range(5)]
-    return [{"token": t, "logprob": v, "bytes": None} for t, v in zip("ABCDE", raw)]
+    return [{"token": t, "logprob": v, "bytes": None} for t, v in zip("ABCDE", raw) if t in letters]
+
+
+def _sampled_letter(key: str, seed: int, index: int) -> str:
+    """A reply to a sampling request: a letter that depends on the prompt, seed and choice."""
+    return "ABC"[hashlib.sha256(f"{key}|{seed}|{index}".encode()).digest()[0] % 3]
 
 
 def make_handler(state: FakeState):
@@ -93,13 +107,26 @@ def make_handler(state: FakeState):
                 if body.get("model") not in state.models:
                     return self._send(404, {"error": {"message": "model not found", "code": "model_not_found"}})
                 key = json.dumps(body.get("messages") or body.get("prompt"), sort_keys=True)
+                n = int(body.get("n") or 1)
+                if n > 1 and state.n_mode == "refuse":
+                    return self._send(400, {"error": {"message": "Only one completion choice is allowed"}})
+                if "n" in body:  # K replies to one prompt: each choice its own letter
+                    count = n if state.n_mode == "honour" else 1
+                    seed = int(body.get("seed") or 0)
+                    choices = [
+                        {"index": i, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": _sampled_letter(key, seed, i)}}
+                        for i in range(count)
+                    ]  # fmt: skip
+                    usage = {"prompt_tokens": 10, "completion_tokens": count, "total_tokens": 10 + count}
+                    return self._send(200, {"id": "x", "object": "chat.completion", "choices": choices, "usage": usage})
                 choice: dict = {
                     "index": 0,
                     "finish_reason": "stop",
                     "message": {"role": "assistant", "content": state.reply},
                 }
                 if body.get("logprobs") and state.mode != "nologprobs":
-                    top = _letters_logprobs(key)
+                    top = _letters_logprobs(key, state.top_letters)
                     best = max(top, key=lambda e: e["logprob"])
                     choice["logprobs"] = {"content": [{**best, "top_logprobs": top}]}
                     choice["message"]["content"] = best["token"]
@@ -189,6 +216,80 @@ def llama_server(tmp_path_factory):
         yield server
     finally:
         server.stop()
+
+
+class NProxy:
+    """Honours ``n`` in front of a server that ignores it: K upstream requests, seeds seed + k."""
+
+    def __init__(self, upstream: str):
+        self.upstream = upstream
+        self.requests = 0
+        self.upstream_requests = 0
+        self.lock = threading.Lock()
+
+    def forward(self, path: str, body: "dict | None") -> tuple[int, bytes]:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.upstream + path, data=data, headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=120) as r:
+                with self.lock:
+                    self.upstream_requests += body is not None
+                return r.status, r.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+
+
+def make_proxy_handler(proxy: NProxy):
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):  # quiet
+            pass
+
+        def _send(self, code: int, data: bytes) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            self._send(*proxy.forward(self.path.removeprefix("/v1"), None))
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            with proxy.lock:
+                proxy.requests += 1
+            n = int(body.pop("n", 1) or 1)
+            path = self.path.removeprefix("/v1")
+            if n == 1:
+                return self._send(*proxy.forward(path, body))
+            merged: "dict | None" = None
+            for k in range(n):
+                code, data = proxy.forward(path, {**body, "seed": int(body.get("seed") or 0) + k})
+                if code != 200:
+                    return self._send(code, data)
+                one = json.loads(data)
+                one["choices"][0]["index"] = k
+                if merged is None:
+                    merged = one
+                else:
+                    merged["choices"].append(one["choices"][0])
+            self._send(200, json.dumps(merged).encode())
+
+    return Handler
+
+
+@pytest.fixture
+def n_proxy(llama_server):
+    proxy = NProxy(llama_server.base_url)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_proxy_handler(proxy))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    proxy.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        yield proxy
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.fixture
