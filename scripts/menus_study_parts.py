@@ -5,6 +5,7 @@ writes its JSON only at the end; here every finished scenario is on disk (and it
 printed), so a run that has to stop still leaves whole scenarios to report.
 
     OMP_NUM_THREADS=1 .venv/bin/python scripts/menus_study_parts.py --mode exact --framings minimal --out runs/menus
+    .venv/bin/python scripts/menus_study_parts.py --tables runs/menus   # the whole study's tables from the parts
 """
 
 from __future__ import annotations
@@ -26,8 +27,14 @@ def main() -> int:
     ap.add_argument("--temperature", type=float, default=0.7)
     ap.add_argument("--scenarios", default=None, help="comma-separated (default all, in the bank's order)")
     ap.add_argument("--framings", default=None, help="comma-separated (default all)")
-    ap.add_argument("--out", type=Path, required=True, help="folder for one JSON per scenario")
+    ap.add_argument("--out", type=Path, help="folder for one JSON per scenario")
+    ap.add_argument("--tables", type=Path, help="print the tables of the parts saved in this folder; run nothing")
     args = ap.parse_args()
+    if args.tables:
+        print(parts_tables(sorted(args.tables.glob("*.json"))))
+        return 0
+    if args.out is None:
+        ap.error("--out is required to run the study")
 
     from liedar import models
     from liedar._util.atomic import write_json_atomic
@@ -52,6 +59,86 @@ def main() -> int:
         print(f"{scenario}: {len(res.configs)} configurations in {secs:.0f} s (load {load0:.1f} -> "
               f"{data['load_after']:.1f})\n{study_tables(res)}\n", flush=True)  # fmt: skip
     return 0
+
+
+def parts_tables(paths: list[Path]) -> str:
+    """The study's markdown tables over every saved part (one scenario each): SARP on the
+    temperature-0 choice by scenario × framing and by tier, IIA reversals by scenario and by
+    framing, Houtman-Maks, and in exact mode RUM on the exact law by framing and tier and the
+    probability that a reply starts with a menu letter. Rates carry Wilson 95% intervals."""
+    import json
+    from collections import defaultdict
+
+    from liedar.stats import wilson
+
+    configs, seconds, loads, mode, temperature = [], 0.0, [], "", 0.0
+    for path in paths:
+        part = json.loads(path.read_text(encoding="utf-8"))
+        configs += part["result"]["configs"]
+        seconds += part["seconds"]
+        loads += [part["load_before"], part["load_after"]]
+        mode, temperature = part["result"]["mode"], part["result"]["temperature"]
+    if not configs:
+        return "no parts saved"
+
+    def rate(rows: list[bool]) -> str:
+        e = wilson(sum(rows), len(rows))
+        return f"{e.value:.2f} [{e.lo:.2f}, {e.hi:.2f}] ({sum(rows)}/{len(rows)})"
+
+    def by(key: str, value) -> dict[str, list]:
+        out: dict[str, list] = defaultdict(list)
+        for c in configs:
+            got = value(c)
+            if got is not None:
+                out[c[key]].append(got)
+        return out
+
+    scenarios = list(dict.fromkeys(c["scenario"] for c in configs))
+    framings = list(dict.fromkeys(c["framing"] for c in configs))
+    lines = [
+        f"{len(configs)} configurations × 15 menus, mode {mode}"
+        + (f", T = {temperature}" if mode != "deterministic" else "")
+        + f"; {seconds:.0f} s over {len(paths)} part(s), load {min(loads):.1f}-{max(loads):.1f}",
+        "",
+        "| SARP pass | " + " | ".join(framings) + " | all |",
+        "|---|" + "---|" * (len(framings) + 1),
+    ]
+    for scenario in scenarios:
+        mine = [c for c in configs if c["scenario"] == scenario]
+        cells = [rate([c["sarp"]["consistent"] for c in mine if c["framing"] == f]) for f in framings]
+        lines.append(f"| {scenario} | " + " | ".join(cells) + f" | {rate([c['sarp']['consistent'] for c in mine])} |")
+    lines.append(
+        "| all | "
+        + " | ".join(rate(v) for v in by("framing", lambda c: c["sarp"]["consistent"]).values())
+        + f" | {rate([c['sarp']['consistent'] for c in configs])} |"
+    )
+    tiers = by("tier", lambda c: c["sarp"]["consistent"])
+    lines += ["", "SARP pass by tier: " + ", ".join(f"{t} {rate(v)}" for t, v in tiers.items())]
+    for key in ("scenario", "framing"):
+        iia = by(key, lambda c: c["iia_reversals"])
+        lines.append(f"IIA reversals by {key}: " + ", ".join(f"{k} {sum(v)}" for k, v in iia.items()))
+    hm = [c["houtman_maks"]["n_drop"] for c in configs]
+    lines.append(f"Houtman-Maks: mean {sum(hm) / len(hm):.2f} of 15 menus, max {max(hm)}")
+    if mode == "exact":
+        law = [c["rum_law"]["consistent"] for c in configs if c.get("rum_law")]
+        lines.append(f"RUM on the exact law: {rate(law)}")
+        for key in ("framing", "tier"):
+            cells = by(key, lambda c: c["rum_law"]["consistent"] if c.get("rum_law") else None)
+            lines.append(f"  by {key}: " + ", ".join(f"{k} {rate(v)}" for k, v in cells.items()))
+        gaps = [c["rum_law"]["l1_gap"] for c in configs if c.get("rum_law")]
+        lines.append(f"  L1 distance to the nearest mixture of rankings: mean {sum(gaps) / len(gaps):.2f}")
+        mass = by("framing", lambda c: sum(c["law_mass"]) / len(c["law_mass"]) if c.get("law_mass") else None)
+        lines.append(
+            "Probability the reply starts with a menu letter, mean by framing: "
+            + ", ".join(f"{k} {sum(v) / len(v):.2f}" for k, v in mass.items())
+        )
+        first = [menu[0] for c in configs if c.get("law") for menu in c["law"] if menu]
+        lines.append(
+            f"Probability of the option lettered A (letters shuffled per menu): mean {sum(first) / len(first):.2f}"
+        )
+    fails = by("scenario", lambda c: c["n_parse_fail"])
+    lines.append("Parse-fails by scenario: " + ", ".join(f"{k} {sum(v)}" for k, v in fails.items()))
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

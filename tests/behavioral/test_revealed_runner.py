@@ -274,3 +274,36 @@ def test_each_menu_samples_with_its_own_seeds():
         starts = sorted(menu_seed(base, j) for j in range(15))
         assert starts[0] >= 0 and all(b - a >= 20 for a, b in zip(starts, starts[1:]))
     assert menu_seed(5, 0) == 5
+
+
+def test_the_study_tables_are_read_from_saved_parts(tmp_path):
+    """`scripts/menus_study_parts.py --tables` combines the saved scenario parts: SARP counts
+    per scenario × framing, IIA sums, and the exact law's RUM and letter-A share."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "menus_study_parts.py"
+    spec = importlib.util.spec_from_file_location("menus_study_parts", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)  # type: ignore[union-attr]
+
+    def config(scenario, framing, consistent, iia):
+        return {
+            "scenario": scenario, "framing": framing, "tier": "clear", "sarp": {"consistent": consistent},
+            "iia_reversals": iia, "houtman_maks": {"n_drop": 0 if consistent else 2}, "n_parse_fail": 0,
+            "rum_law": {"consistent": consistent, "l1_gap": 0.0 if consistent else 1.0},
+            "law": [[0.75, 0.25], [0.25, 0.75]], "law_mass": [0.5, 0.7],
+        }  # fmt: skip
+
+    for scenario, rows in (("alpha", [True, False]), ("beta", [False, False])):
+        part = {"seconds": 10.0, "load_before": 1.0, "load_after": 2.0,
+                "result": {"mode": "exact", "temperature": 0.7,
+                           "configs": [config(scenario, "minimal", ok, 3) for ok in rows]}}  # fmt: skip
+        (tmp_path / f"{scenario}.json").write_text(json.dumps(part))
+    tables = script.parts_tables(sorted(tmp_path.glob("*.json")))
+    assert "| alpha | 0.50 [0.09, 0.91] (1/2) | 0.50 [0.09, 0.91] (1/2) |" in tables
+    assert "| beta | 0.00 [0.00, 0.66] (0/2) |" in tables
+    assert "IIA reversals by scenario: alpha 6, beta 6" in tables
+    assert "RUM on the exact law: 0.25" in tables
+    assert "lettered A (letters shuffled per menu): mean 0.50" in tables
