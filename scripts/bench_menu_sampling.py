@@ -47,15 +47,17 @@ def main() -> int:
     from liedar import models
     from liedar.behavioral.items.menus import FRAMINGS, SCENARIOS, vignettes
     from liedar.behavioral.runners.common import letter_continuations
-    from liedar.behavioral.runners.menus import build_prompt, menu_seed, presentation_orders
+    from liedar.behavioral.runners.menus import build_prompt, design_index, menu_seed, presentation_orders
     from liedar.models.sampling import choice_law, option_tokens, sample_shared_prefix
 
     backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
     framing = FRAMINGS[args.framing]
     max_tokens = 160 if framing.reasoning else 12
     jobs = []
-    for i, v in enumerate(vignettes(args.scenario)):
-        for shown in presentation_orders(SCENARIOS[args.scenario].menus(), "shuffled", np.random.default_rng([0, i])):
+    index = design_index()  # the study's own lettering of each configuration
+    for v in vignettes(args.scenario):
+        rng = np.random.default_rng([0, index[(v.vignette_id, args.framing)]])
+        for shown in presentation_orders(SCENARIOS[args.scenario].menus(), "shuffled", rng):
             jobs.append(build_prompt(v, framing, shown))
     jobs = jobs[: args.menus]
     backend.generate(jobs[0], max_tokens=4, temperature=args.temperature)  # warm-up

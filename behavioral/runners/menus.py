@@ -399,6 +399,19 @@ def _replies(
     return texts, "k-calls"
 
 
+def design_index() -> dict[tuple[str, str], int]:
+    """Each configuration's position in the whole design (every vignette of the bank × every
+    framing, in bank order): the key of its lettering and sampling seeds.
+
+    Why not its position in the run: a run of some scenarios, tiers or framings (the demo's,
+    or a study saved one scenario at a time) then letters and samples each configuration
+    exactly as the whole study does, so parts and the whole agree, and two scenarios never
+    share a lettering.
+    """
+    names = list(FRAMINGS)
+    return {(v.vignette_id, f): i * len(names) + j for i, v in enumerate(vignettes()) for j, f in enumerate(names)}
+
+
 def menu_seed(seed: int, menu: int) -> int:
     """The first sampling seed of one menu (its K samples use this + 0..K-1).
 
@@ -546,8 +559,10 @@ def run_menu_study(
 
     configs = []
     ways: dict[str, int] = {}
-    for i, (vignette, key) in enumerate(step_progress(jobs, desc=f"menus ({mode})", disable=not progress)):
+    index = design_index()
+    for vignette, key in step_progress(jobs, desc=f"menus ({mode})", disable=not progress):
         framing = FRAMINGS[key]
+        i = index[(vignette.vignette_id, key)]
         presented = presentation_orders(SCENARIOS[vignette.scenario].menus(), order, np.random.default_rng([seed, i]))
         shown = [list(p) for p in presented]
         if mode == "deterministic":
@@ -665,7 +680,7 @@ class MenuStudy(Instrument):
         quick={"limit": 1, "tiers": ("clear",), "framings": ("minimal",)},
         order=60,
     )
-    version = 4  # the result gained sampling, law_mass_floor and law_unlisted
+    version = 5  # letterings and seeds keyed on the configuration's place in the whole design
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(

@@ -307,3 +307,19 @@ def test_the_study_tables_are_read_from_saved_parts(tmp_path):
     assert "IIA reversals by scenario: alpha 6, beta 6" in tables
     assert "RUM on the exact law: 0.25" in tables
     assert "lettered A (letters shuffled per menu): mean 0.50" in tables
+
+
+def test_a_part_of_the_study_letters_each_configuration_as_the_whole_study_does():
+    """A configuration's lettering is keyed on its place in the whole design, not in the run:
+    a study saved one scenario at a time equals the whole study, and no two scenarios share
+    a lettering (an "always A" model then reverses different menus in each)."""
+    kw = dict(framings=["minimal", "aggressive"], tiers=["clear"], progress=False)
+    whole = run_menu_study(FirstLetterBackend(), scenarios=["support_triage", "procurement"], **kw)
+    part = run_menu_study(FirstLetterBackend(), scenarios=["procurement"], **kw)
+    in_whole = {(c.vignette_id, c.framing): c.presented for c in whole.configs}
+    assert all(c.presented == in_whole[(c.vignette_id, c.framing)] for c in part.configs)
+    by_scenario = {
+        s: [c.presented for c in whole.configs if c.scenario == s] for s in ("support_triage", "procurement")
+    }
+    positions = {s: [[sorted(m).index(m[0]) for m in p] for p in rows] for s, rows in by_scenario.items()}
+    assert positions["support_triage"] != positions["procurement"]
