@@ -28,10 +28,14 @@ def main() -> int:
     ap.add_argument("--scenarios", default=None, help="comma-separated (default all, in the bank's order)")
     ap.add_argument("--framings", default=None, help="comma-separated (default all)")
     ap.add_argument("--out", type=Path, help="folder for one JSON per scenario")
-    ap.add_argument("--tables", type=Path, help="print the tables of the parts saved in this folder; run nothing")
+    ap.add_argument(
+        "--tables",
+        type=Path,
+        help="print the tables of the parts saved in this folder (or one record file); run nothing",
+    )
     args = ap.parse_args()
     if args.tables:
-        print(parts_tables(sorted(args.tables.glob("*.json"))))
+        print(parts_tables([args.tables] if args.tables.is_file() else sorted(args.tables.glob("*.json"))))
         return 0
     if args.out is None:
         ap.error("--out is required to run the study")
