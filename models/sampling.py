@@ -220,7 +220,7 @@ def _served_choice_law(
     at most the smallest listed ``p_min``; at T <= 1 their tempered weight is therefore at
     most ``(1 - sum p) * p_min ** (1/T - 1)``, which gives ``mass_floor``.
     """
-    from liedar.models.served import _option_logprobs
+    from liedar.models.served import option_logprobs
 
     n = len(options)
     scored = backend.score_with_top(prompt, options)
@@ -230,7 +230,7 @@ def _served_choice_law(
     tokens = list(scored.top)
     raw = np.asarray([scored.top[t] for t in tokens], dtype=np.float64)
     tempered = dict(zip(tokens, _log_softmax(raw, temperature)))
-    lpt, listed = _option_logprobs(tempered, options, exact=scored.exact)
+    lpt, listed = option_logprobs(tempered, options, exact=scored.exact)
     if len(listed) != n or not all(listed):
         missing = tuple(o for o, ok in zip(options, listed or [False] * n) if not ok)
         return _not_computable(options, lp1, temperature, missing)

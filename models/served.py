@@ -707,7 +707,7 @@ class ServedBackend:
             else:
                 self._logprobs_ok = True
                 exact = self.config.api == "completions" and not dropped
-                scores, listed = _option_logprobs(top, options, exact=exact)
+                scores, listed = option_logprobs(top, options, exact=exact)
                 if listed:
                     mode = "logprobs" + ("-prefill-dropped" if dropped else "")
                     self.usage["mode:" + mode] += 1
@@ -945,10 +945,28 @@ def _top_logprobs(data: dict[str, Any]) -> Optional[dict[str, float]]:
     return out or None
 
 
-def _option_logprobs(top: dict[str, float], options: Sequence[str], *, exact: bool) -> tuple[np.ndarray, list[bool]]:
+def option_logprobs(top: dict[str, float], options: Sequence[str], *, exact: bool) -> tuple[np.ndarray, list[bool]]:
     """Each option's log-prob from a top list; unlisted options get the list's floor (an upper
     bound). ``exact``: the token must equal the option; otherwise stripped texts are compared
-    and the listed variants' probabilities summed."""
+    and the listed variants' probabilities summed.
+
+    Why public: `liedar.models.sampling.choice_law` reads a served model's law from the same
+    list the same way, so the law and `ServedBackend.score_options` match tokens alike.
+
+    Parameters
+    ----------
+    top : dict of str to float
+        The answer token's top list, {token text: log-prob}.
+    options : sequence of str
+        The options to read.
+    exact : bool
+        Match the token exactly (True) or on stripped text (False).
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, list of bool)
+        Each option's log-prob and whether it was listed.
+    """
     floor = min(top.values())
     scores, listed = [], []
     for o in options:

@@ -25,7 +25,7 @@ def run_tasks(
 
         ray = require("ray", "probe fits on Ray (--ray)")
         if not ray.is_initialized():
-            raise InputError("use_ray=True needs a running Ray session (models.distributed.ray_session)")
+            raise InputError("use_ray=True needs a running Ray cluster (start one with models.distributed.ray_session)")
         remote = ray.remote(num_cpus=1, max_retries=3)(fn)
         return ray.get([remote.remote(*args) for args in arg_tuples])
     if n_jobs == 1 or len(arg_tuples) < 2:

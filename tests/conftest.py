@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # so tests can `from t
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory) -> Path:
     """A Hugging Face folder holding a random 3-layer Llama (d_model 48) and a fast BPE
-    tokenizer with a ChatML-style chat template; built offline once per session."""
+    tokenizer with a ChatML-style chat template; built offline once per test run."""
     from tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
@@ -55,7 +55,7 @@ def _load_or_skip(name: str, backend: str):
 
 @pytest.fixture(scope="session")
 def smollm2_llamacpp():
-    """The shipped SmolLM2-135M-Instruct through llama.cpp, loaded once per session."""
+    """The shipped SmolLM2-135M-Instruct through llama.cpp, loaded once per test run."""
     return _load_or_skip("smollm2-135m", "llamacpp")
 
 

@@ -558,7 +558,7 @@ def houtman_maks_many(
         if not ray.is_initialized():
             from liedar.errors import InputError
 
-            raise InputError("use_ray=True needs a running Ray session (models.distributed.ray_session)")
+            raise InputError("use_ray=True needs a running Ray cluster (start one with models.distributed.ray_session)")
         remote = ray.remote(num_cpus=1)(_many_chunk)
         chunks = [
             args[i :: max(1, int(ray.cluster_resources().get("CPU", 1)))]

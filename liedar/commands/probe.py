@@ -142,7 +142,7 @@ def _load(args: argparse.Namespace):
 
 
 def _session(args):
-    """A Ray session around extraction and fits with --ray (started and stopped here), else nothing."""
+    """A local Ray cluster around extraction and fits with --ray (started and stopped here), else nothing."""
     import contextlib
 
     if getattr(args, "ray", None) is None:
