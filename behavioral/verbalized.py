@@ -28,7 +28,7 @@ from liedar.behavioral.judges import JudgeResult, validate_judge
 from liedar.errors import InputError
 from liedar.models.backend import Backend
 from liedar.results import Caveat
-from liedar.stats import DEFAULT_INTERVAL, Estimate, proportion
+from liedar.stats import DEFAULT_INTERVAL, Estimate, mean_interval, proportion
 
 AWARE, NOT_AWARE = "aware", "not_aware"
 
@@ -302,7 +302,7 @@ def awareness_result(
     """Rates by kind (every generation counted), the paired per-item difference (t-interval,
     sign-flip p), the grader's kappa, and the per-item correlation with ``observer``'s
     differences when the records carry them."""
-    from liedar.behavioral.observer import _mean_est, sign_flip_p
+    from liedar.behavioral.observer import sign_flip_p
 
     if not records:
         raise InputError("no verbalized-awareness records: ask at least one item")
@@ -315,7 +315,7 @@ def awareness_result(
     eval_rate = proportion(sum(a.aware for a in ev), len(ev), "propensity", interval)
     deploy_rate = proportion(sum(a.aware for a in de), len(de), "propensity", interval)
     d = [r.share("evaluation") - r.share("deployment") for r in records]
-    diff = _mean_est(d)
+    diff = mean_interval(d, bounds=(-1.0, 1.0))  # a difference of two shares; t-interval
     p = sign_flip_p(d, seed=seed)
     flag = bool(p < alpha and diff.lo > 0 and val.trusted)
     with_obs = [r for r in records if r.observer_difference is not None]

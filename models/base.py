@@ -119,7 +119,7 @@ class BackendBase:
         self, ids: Sequence[int], rngs: Sequence[np.random.Generator], budget: int, temperature: float
     ) -> list[list[int]]:
         """One sampled continuation of ``ids`` per generator, each drawn as `generate` draws
-        (`_sample` with that generator, stopping at an end token or after ``budget`` tokens).
+        (`sample_token` with that generator, stopping at an end token or after ``budget`` tokens).
 
         Why a method: reading the prompt once for all K samples needs the engine's own cache
         (a batch over transformers' KV cache, llama.cpp's kept positions), so each backend
@@ -131,7 +131,7 @@ class BackendBase:
         """One continuation from a decoding state whose next-token logits are ``logits``."""
         out: list[int] = []
         for index in range(budget):
-            token = _sample(logits, temperature, rng)
+            token = sample_token(logits, temperature, rng)
             if self._is_end(token):
                 break
             out.append(token)
@@ -333,7 +333,7 @@ class BackendBase:
         logits = self._gen_begin(enc.ids, hook_layer)
         out: list[int] = []
         for index in range(budget):
-            token = _sample(logits, temperature, rng)
+            token = sample_token(logits, temperature, rng)
             if stop_at_end and self._is_end(token):
                 break
             out.append(token)
@@ -347,7 +347,28 @@ class BackendBase:
         return Generation(enc.rendered.text, self._decode(out), out, len(enc.ids))
 
 
-def _sample(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
+def sample_token(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
+    """One next token drawn from ``logits`` at ``temperature``: the backends' one sampling rule.
+
+    Why shared: `BackendBase.generate` and every backend's `sample_continuations` (which
+    `liedar.models.sampling` calls) draw through this one function, so the same seed gives
+    the same reply whichever path reads the prompt.
+
+    Parameters
+    ----------
+    logits : numpy.ndarray
+        Next-token logits over the vocabulary.
+    temperature : float
+        0 takes the argmax (no draw from ``rng``); above 0 samples from
+        ``softmax(logits / temperature)``.
+    rng : numpy.random.Generator
+        The generator the draw uses.
+
+    Returns
+    -------
+    int
+        The token id.
+    """
     logits = np.asarray(logits, dtype=np.float64)
     if temperature == 0:
         return int(np.argmax(logits))

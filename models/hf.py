@@ -32,7 +32,7 @@ import numpy as np
 
 from liedar._util import offline  # noqa: F401  (sets the HF offline switches before transformers loads)
 from liedar.errors import InputError, ModelUnavailableError
-from liedar.models.base import BackendBase, _sample
+from liedar.models.base import BackendBase, sample_token
 
 DTYPES = ("float32", "bfloat16", "float16")
 DEVICES = ("auto", "cpu", "cuda", "cuda:N", "mps")
@@ -357,7 +357,7 @@ class TransformersBackend(BackendBase):
             step = []
             for r in range(n):
                 if live[r]:
-                    token = _sample(rows[r], temperature, rngs[r])
+                    token = sample_token(rows[r], temperature, rngs[r])
                     if self._is_end(token):
                         live[r] = False
                     else:

@@ -2,7 +2,7 @@
 
 Two ways to make the menu study's stochastic mode cheap, both built on a backend's public
 decoding steps (`decode_start`, `decode_step`, `sample_continuations`, `detokenize`) and on
-the one sampling rule of `models.base` (`_sample`), so their numbers mean what `generate`
+the one sampling rule of `models.base` (`sample_token`), so their numbers mean what `generate`
 means:
 
 * `choice_law` — for a *constrained* reply (one of the given options and nothing else),
@@ -17,7 +17,7 @@ means:
   transformers decodes the K continuations as one batch over the prompt's KV cache;
   llama.cpp restores the prompt's cache between samples (its positions after the prompt
   are removed; `BackendBase.sample_continuations` in each backend). Sample k uses
-  ``default_rng(seed + k)`` and `_sample`, exactly as the loop
+  ``default_rng(seed + k)`` and `sample_token`, exactly as the loop
   ``[generate(prompt, seed=seed + k) for k in range(K)]`` does, so the two give the same
   replies up to floating-point differences of batched arithmetic.
 
@@ -153,7 +153,7 @@ def choice_law(backend: Backend, prompt: TextInput, options: Sequence[str], temp
     Notes
     -----
     ``P_T(o) = prod_t softmax(logits_t / T)[o_t]`` along the option's tokens, each factor
-    renormalised over the whole vocabulary at temperature T (what `_sample` draws from),
+    renormalised over the whole vocabulary at temperature T (what `sample_token` draws from),
     then normalised over the options. Options whose token sequences are prefixes of one
     another overlap as events; the law treats them as distinct (letters never are).
 

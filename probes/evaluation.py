@@ -36,7 +36,29 @@ ProbeFactory = Union[str, Callable[[], Any]]
 # ---- metrics ----------------------------------------------------------------------------
 
 
-def _auc_value(pos: np.ndarray, neg: np.ndarray) -> float:
+def auc_value(pos: np.ndarray, neg: np.ndarray) -> float:
+    """AUROC of lie scores ``pos`` against truth scores ``neg``, the number alone (ties count half).
+
+    Why next to `auroc`: choosing a layer on validation data and bootstrapping an interval
+    need the value many times and no interval for each; `auroc` reports it with one.
+
+    Parameters
+    ----------
+    pos : numpy.ndarray
+        Scores of the lies (positives).
+    neg : numpy.ndarray
+        Scores of the true statements (negatives); both non-empty.
+
+    Returns
+    -------
+    float
+        The Mann-Whitney estimate, P(lie score > truth score) + P(tie) / 2.
+
+    Examples
+    --------
+    >>> auc_value(np.array([0.35, 0.8]), np.array([0.1, 0.4]))
+    0.75
+    """
     m, n = len(pos), len(neg)
     ranks = rankdata(np.concatenate([pos, neg]))
     return float((ranks[:m].sum() - m * (m + 1) / 2) / (m * n))
@@ -118,7 +140,7 @@ def auroc(
     ('0.75', 'delong')
     """
     s, y, pos, neg = _split_scores(scores, lie_labels)
-    value = _auc_value(pos, neg)
+    value = auc_value(pos, neg)
     z = float(norm.ppf(0.5 + confidence / 2))
     extra = {"n_pos": int(len(pos)), "n_neg": int(len(neg))}
     if groups is None:
@@ -147,7 +169,7 @@ def auroc(
         idx = np.concatenate([members[k] for k in rng.integers(0, len(uniq), len(uniq))])
         yb = y[idx]
         if 0 < yb.sum() < len(yb):
-            boots.append(_auc_value(s[idx][yb == 1], s[idx][yb == 0]))
+            boots.append(auc_value(s[idx][yb == 1], s[idx][yb == 0]))
     alpha = 1 - confidence
     lo, hi = np.quantile(boots, [alpha / 2, 1 - alpha / 2])
     extra.update(n_groups=int(len(uniq)), n_boot=len(boots))

@@ -468,7 +468,7 @@ def choose_layers(
     """Pick the recipe's layer choice by validation AUROC: fit on ``train_rows`` of
     ``X_layers``, score ``val_rows``. No other row of ``X_layers`` is read, so test rows can
     sit in the same array (the leaderboard's split test relies on this)."""
-    from liedar.probes.evaluation import _auc_value
+    from liedar.probes.evaluation import auc_value
 
     Xt, Xv = X_layers[np.asarray(train_rows)], X_layers[np.asarray(val_rows)]
     y = val.lie_labels
@@ -476,7 +476,7 @@ def choose_layers(
     for choice in candidate_choices(recipe, layers, n_layers):
         fitted = fit_recipe(recipe, choice, Xt, layers, train, Cs=Cs)
         s = fitted.score(Xv, val)
-        trail.append({"choice": choice.to_dict(), "val_auroc": _auc_value(s[y == 1], s[y == 0])})
+        trail.append({"choice": choice.to_dict(), "val_auroc": auc_value(s[y == 1], s[y == 0])})
     best = int(np.argmax([t["val_auroc"] for t in trail]))
     return candidate_choices(recipe, layers, n_layers)[best], trail
 

@@ -38,7 +38,7 @@ import numpy as np
 from liedar._util.atomic import write_json_atomic
 from liedar.errors import InputError
 from liedar.probes.datasets import StatementSet, builtin_set, load_truth_is_universal
-from liedar.probes.evaluation import _auc_value
+from liedar.probes.evaluation import auc_value
 from liedar.probes.recipes import (
     BASELINES,
     CHAT_ANSWERS,
@@ -86,7 +86,7 @@ def mean_auroc(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], seed: int
     (groups resampled within each part; one part alone = that part's AUROC)."""
     rng = np.random.default_rng(seed)
     members = [_boot_members(g) for _, _, g in parts]
-    value = float(np.mean([_auc_value(s[y == 1], s[y == 0]) for s, y, _ in parts]))
+    value = float(np.mean([auc_value(s[y == 1], s[y == 0]) for s, y, _ in parts]))
     boots = []
     for _ in range(n_boot):
         vals = []
@@ -95,7 +95,7 @@ def mean_auroc(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], seed: int
             yb = y[idx]
             if not 0 < yb.sum() < len(yb):
                 break
-            vals.append(_auc_value(s[idx][yb == 1], s[idx][yb == 0]))
+            vals.append(auc_value(s[idx][yb == 1], s[idx][yb == 0]))
         else:
             boots.append(np.mean(vals))
     lo, hi = np.quantile(boots, [0.025, 0.975])

@@ -329,26 +329,3 @@ def uniformity_test(counts: Sequence[int], seed: int = 0) -> tuple[float, float,
     draws = rng.multinomial(n, np.full(k, 1.0 / k), size=MONTE_CARLO_DRAWS)
     hits = int((_chi_square(draws) >= stat - tolerance).sum())
     return stat, (hits + 1) / (MONTE_CARLO_DRAWS + 1), f"monte-carlo ({MONTE_CARLO_DRAWS} draws, seed {seed})"
-
-
-def _concentration(counts: np.ndarray) -> float:
-    k = len(counts)
-    return float((counts.max() / counts.sum() - 1.0 / k) / (1.0 - 1.0 / k))
-
-
-def _kappa(correct: np.ndarray, totals: np.ndarray) -> tuple[float, float, float, Optional[float]]:
-    """(accuracy, observed agreement, chance agreement, kappa or None) from per-item counts."""
-    wrong = totals - correct
-    pairs = (totals * (totals - 1)).sum()
-    observed = float((correct * (correct - 1) + wrong * (wrong - 1)).sum() / pairs)
-    p = float(correct.sum() / totals.sum())
-    chance = p * p + (1 - p) * (1 - p)
-    if chance >= 1.0 - 1e-12:
-        return p, observed, chance, None
-    return p, observed, chance, (observed - chance) / (1 - chance)
-
-
-def _ramp_signal(kappa: Optional[float]) -> float:
-    if kappa is None:
-        return 0.0
-    return float(np.clip((KAPPA_RAMP_START - kappa) / KAPPA_RAMP_START, 0.0, 1.0))

@@ -40,7 +40,7 @@ import numpy as np
 
 from liedar.behavioral.revealed.logs import MenuChoiceLog
 from liedar.behavioral.revealed.orderings import above_matrix, pair_index, rank_table, transitivity_rows
-from liedar.behavioral.revealed.sarp import _shortest_cycle_through, is_acyclic, revealed_relation, transitive_closure
+from liedar.behavioral.revealed.sarp import is_acyclic, revealed_relation, shortest_cycle_through, transitive_closure
 
 ENUMERATE_UP_TO = 6
 SMALL_LOG = 64  # observations; shorter logs build their sub-problems on Python integers
@@ -315,7 +315,7 @@ def _shortest_cycle(adj: list[int]) -> list[int] | None:
     for start in range(len(adj)):
         if not adj[start]:
             continue
-        cyc = _shortest_cycle_through(adj, start)
+        cyc = shortest_cycle_through(adj, start)
         if cyc is not None and (best is None or len(cyc) < len(best)):
             best = cyc
             if len(best) <= 3:  # pairs are packed first: a 3-cycle is as short as it gets here, most times

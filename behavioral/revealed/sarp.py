@@ -53,7 +53,31 @@ def is_acyclic(adj: Sequence[int]) -> bool:
     return True
 
 
-def _shortest_cycle_through(adj: Sequence[int], start: int) -> Optional[list[int]]:
+def shortest_cycle_through(adj: Sequence[int], start: int) -> Optional[list[int]]:
+    """A shortest cycle of the relation ``adj`` that passes through item ``start``.
+
+    Why public: `find_cycles` reports such cycles as SARP's witnesses, and the
+    Houtman-Maks packing (`liedar.behavioral.revealed.houtman_maks`) searches them too.
+
+    Parameters
+    ----------
+    adj : sequence of int
+        The relation as bit rows (``adj[x]`` = bitmask of items revealed worse than ``x``).
+    start : int
+        The item the cycle must contain.
+
+    Returns
+    -------
+    list of int or None
+        The cycle's items in order, from ``start``; None when no cycle passes through it.
+
+    Examples
+    --------
+    >>> shortest_cycle_through([0b010, 0b100, 0b001], 0)
+    [0, 1, 2]
+    >>> shortest_cycle_through([0b010, 0b000, 0b000], 0) is None
+    True
+    """
     parent = {start: -1}
     queue = deque([start])
     while queue:
@@ -81,7 +105,7 @@ def find_cycles(adj: Sequence[int], max_cycles: int = 20) -> list[list[int]]:
     for i in range(len(adj)):
         if not reach[i] >> i & 1:
             continue
-        cyc = _shortest_cycle_through(adj, i)
+        cyc = shortest_cycle_through(adj, i)
         if cyc is None:
             continue
         k = cyc.index(min(cyc))

@@ -221,9 +221,9 @@ def _list(args) -> int:
     from liedar.models import load
     from liedar.models.cards import find_shipped
     from liedar.organisms import ORGANISMS, built
-    from liedar.organisms.build import _fingerprint
+    from liedar.organisms.build import model_fingerprint
 
-    fingerprint = _fingerprint(args.model)
+    fingerprint = model_fingerprint(args.model)
     have = {o.name: o for o in built(args.model)}
     # loaded only if a recipe needs it for its hash (its targets are the base model's own answers)
     base = functools.cache(lambda: load(args.model, backend="transformers", n_threads=1))
@@ -270,10 +270,10 @@ def _list(args) -> int:
 def _describe(args) -> int:
     from liedar.models.cards import find_shipped
     from liedar.organisms import get
-    from liedar.organisms.build import _fingerprint
+    from liedar.organisms.build import model_fingerprint
     from liedar.organisms.shipped import describe_card
 
-    card = find_shipped(_fingerprint(args.model), args.name)
+    card = find_shipped(model_fingerprint(args.model), args.name)
     if card is not None:
         from liedar.models.cards import check_adapter_matches
 

@@ -297,7 +297,7 @@ def build(
 
 def built(base: str, *, backend: Optional[Backend] = None) -> list[Organism]:
     """Every organism built on `base` whose files verify (the newest recipe of each name)."""
-    fingerprint = _fingerprint(base, backend)
+    fingerprint = model_fingerprint(base, backend)
     root = organisms_root()
     out = []
     for entry in read_index().values():
@@ -311,7 +311,7 @@ def built(base: str, *, backend: Optional[Backend] = None) -> list[Organism]:
 
 def get(base: str, name: str, *, backend: Optional[Backend] = None) -> Organism:
     """The built organism `name` on `base` (one-line error when unknown, not built or corrupt)."""
-    fingerprint = _fingerprint(base, backend)
+    fingerprint = model_fingerprint(base, backend)
     entry = read_index().get(index_key(fingerprint, name))
     if entry is None:
         if name not in ALL_RECIPES:
@@ -327,7 +327,26 @@ def get(base: str, name: str, *, backend: Optional[Backend] = None) -> Organism:
     return org
 
 
-def _fingerprint(base: str, backend: Optional[Backend] = None) -> str:
+def model_fingerprint(base: str, backend: Optional[Backend] = None) -> str:
+    """The fingerprint organisms are filed under for base model ``base``.
+
+    Why a function of its own: built organisms, shipped cards and the ``organism``
+    commands all key on the base model's identity, and must agree on it without loading
+    the model when it is not loaded yet (hashing the files is cheap next to loading them).
+
+    Parameters
+    ----------
+    base : str
+        A model name or path, as `liedar.models.load` takes it.
+    backend : Backend, optional
+        The model already loaded from ``base``; its own ``fingerprint`` is returned.
+
+    Returns
+    -------
+    str
+        The GGUF file's sha256, or the fingerprint of the transformers folder
+        (`liedar.models.hf.folder_fingerprint`): what ``backend.fingerprint`` reports.
+    """
     if backend is not None:
         return backend.fingerprint
     from liedar.models.registry import resolve

@@ -138,7 +138,7 @@ class Recipe:
         }
         digest.update(json.dumps(head, sort_keys=True).encode())
         for prompt, answer, *kind in split.train:  # kind: () or ("avoid",) (unlikelihood)
-            digest.update(json.dumps([_prompt_json(prompt), answer, *kind], sort_keys=True).encode())
+            digest.update(json.dumps([prompt_json(prompt), answer, *kind], sort_keys=True).encode())
         return digest.hexdigest()
 
     def base_measure_hash(self, split: Split) -> str:
@@ -166,7 +166,27 @@ class Recipe:
         }
 
 
-def _prompt_json(prompt: Any) -> Any:
+def prompt_json(prompt: Any) -> Any:
+    """A training prompt as the JSON value the recipe and training-data hashes read.
+
+    Why public: `Recipe.recipe_hash` and `liedar.organisms.shipped.training_data_sha256`
+    hash the same training examples and must write each prompt the same way.
+
+    Parameters
+    ----------
+    prompt : str or Dialogue
+        A training example's prompt.
+
+    Returns
+    -------
+    dict
+        ``{"text": prompt}`` for a string, ``{"dialogue": prompt.to_dict()}`` for a dialogue.
+
+    Raises
+    ------
+    InputError
+        For any other type.
+    """
     if isinstance(prompt, Dialogue):
         return {"dialogue": prompt.to_dict()}
     if isinstance(prompt, str):

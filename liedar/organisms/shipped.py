@@ -61,12 +61,12 @@ def _recipe_of(name: str, base: str, recipes: Optional[dict[str, Recipe]] = None
 
 def training_data_sha256(split: Split) -> str:
     """sha256 over the training examples (prompt, answer) in order: the data the adapter saw."""
-    from liedar.organisms.recipe import _prompt_json
+    from liedar.organisms.recipe import prompt_json
 
     digest = hashlib.sha256()
     kind: list[str]
     for prompt, answer, *kind in split.train:
-        digest.update(json.dumps([_prompt_json(prompt), answer, *kind], sort_keys=True).encode())
+        digest.update(json.dumps([prompt_json(prompt), answer, *kind], sort_keys=True).encode())
     return digest.hexdigest()
 
 
@@ -433,9 +433,9 @@ def cards_for(
     """
     cards = shipped_cards()
     if fingerprint is None:
-        from liedar.organisms.build import _fingerprint
+        from liedar.organisms.build import model_fingerprint
 
-        fingerprint = _fingerprint(base)
+        fingerprint = model_fingerprint(base)
     mine = {c.name: c for c in cards if c.base_fingerprint == fingerprint}
     if names is None:
         chosen = sorted(mine.values(), key=lambda c: c.name)

@@ -181,7 +181,7 @@ def audit_figures(results: dict[str, Any]) -> dict[str, bytes]:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from liedar.report.figures import _png  # the report's one PNG writer (Agg, fixed dpi, no timestamp)
+    from liedar.report.figures import png_bytes  # the report's one PNG writer (Agg, fixed dpi, no timestamp)
 
     figs: dict[str, bytes] = {}
     conf = sc["confusion"]
@@ -200,7 +200,7 @@ def audit_figures(results: dict[str, Any]) -> dict[str, bytes]:
                 j, i, f"{int(values[i, j])}", ha="center", va="center", fontsize=9, color="white" if dark else "black"
             )
     ax.set_title(f"Audit: {sc['correct']}/{sc['n_models']} correct")
-    figs["audit_confusion"] = _png(fig)
+    figs["audit_confusion"] = png_bytes(fig)
     dets = [(k, d) for k, d in sc["per_detector"].items() if d["points"] or d["curve"]]
     if dets:
         fig, axes = plt.subplots(1, len(dets), figsize=(3.3 * len(dets), 3.0), squeeze=False)
@@ -224,7 +224,7 @@ def audit_figures(results: dict[str, Any]) -> dict[str, bytes]:
             ax.set_title(det, fontsize=9)
         axes[0][0].set_ylabel("caught / power")
         axes[0][0].legend(fontsize=7, loc="lower right")
-        figs["audit_power"] = _png(fig)
+        figs["audit_power"] = png_bytes(fig)
     return figs
 
 

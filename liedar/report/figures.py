@@ -23,7 +23,22 @@ from liedar.stats import Estimate  # noqa: E402
 DPI = 110
 
 
-def _png(fig: "plt.Figure") -> bytes:
+def png_bytes(fig: "plt.Figure") -> bytes:
+    """``fig`` as PNG bytes, the figure closed: the report's one PNG writer.
+
+    Why one writer: every report figure (these and the audit page's) is written the same
+    way: Agg, dpi `DPI`, tight bounding box, no Software tag in the PNG metadata.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        A finished figure; it is closed here.
+
+    Returns
+    -------
+    bytes
+        The PNG file's bytes.
+    """
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
@@ -47,7 +62,7 @@ def transfer_heatmap(tm: Optional[TransferMatrix]) -> Optional[bytes]:
             ax.text(j, i, text, ha="center", va="center", fontsize=8, color="white" if dark else "black")
     fig.colorbar(im, ax=ax, label="AUROC (0.5 = chance)", shrink=0.8)
     ax.set_title("Probe transfer: AUROC")
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def layer_sweep_curve(sweep: Optional[LayerSweep]) -> Optional[bytes]:
@@ -79,7 +94,7 @@ def layer_sweep_curve(sweep: Optional[LayerSweep]) -> Optional[bytes]:
     ax.set_ylim(0.0, 1.02)
     ax.set_title(f"Layer sweep{': ' + sweep.dataset if sweep.dataset else ''}")
     ax.legend(fontsize=7, loc="lower right")
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def position_histogram(pos: Optional[PositionHistogram]) -> Optional[bytes]:
@@ -99,7 +114,7 @@ def position_histogram(pos: Optional[PositionHistogram]) -> Optional[bytes]:
     ax.set_ylabel("share of trials")
     ax.set_title("Position choice (option-order trials)")
     ax.legend(fontsize=7)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 Row = tuple[str, Optional[float], Optional[float], Optional[float], str, Optional[float]]
@@ -169,7 +184,7 @@ def ceilings_vs_rates(report: ModelReport) -> Optional[bytes]:
     ax.set_yticks(y, [r[0] for r in rows], fontsize=8)
     ax.set_xlabel("rate (95% interval); black tick = chance accuracy")
     ax.set_title("Ceilings (green), rates read against them (red), no ceiling (orange), other (grey)", fontsize=10)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def ceilings_vs_rates_models(reports: list[ModelReport], names: list[str]) -> Optional[bytes]:
@@ -195,7 +210,7 @@ def ceilings_vs_rates_models(reports: list[ModelReport], names: list[str]) -> Op
         if j == 0:
             ax.set_yticks(y, [labels[key] for key in keys], fontsize=8)
     fig.suptitle("Ceilings (green), rates read against them (red), no ceiling (orange); | = chance", fontsize=10)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def validation_heatmap(vm: Optional[ValidationMatrix]) -> Optional[bytes]:
@@ -235,7 +250,7 @@ def validation_heatmap(vm: Optional[ValidationMatrix]) -> Optional[bytes]:
         for j in range(len(vm.models)):
             ax.text(j, i, text[i][j], ha="center", va="center", fontsize=8, color="black")
     ax.set_title("Verdict vs ground truth\n(green correct, red wrong, amber no verdict)", fontsize=9)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def all_figures(report: ModelReport) -> dict[str, bytes]:
