@@ -15,7 +15,9 @@ Files:
 * ``report-2.0-read.json``: that report downgraded to schema 2.0 (`as_schema_2_0`: caveats
   as plain text), read back and written again;
 * ``saved-sections.json``: every saved step's section under ``data/results*`` read and
-  written again, keyed by the step file's path below ``tests/liedar/data``.
+  written again, keyed by the step file's path below ``tests/liedar/data``;
+* ``rows.json``: the other types that share the codec (validation cells and their power,
+  audit rule rows, evidence rows, verdicts and zoo members), `golden_rows()` written.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ GOLDEN = DATA / "serial"
 REPORT_FILE = GOLDEN / "report.json"
 REPORT_2_0_FILE = GOLDEN / "report-2.0-read.json"
 SECTIONS_FILE = GOLDEN / "saved-sections.json"
+ROWS_FILE = GOLDEN / "rows.json"
 STEP_DIRS = ("results", "results-organism/results")
 
 
@@ -309,10 +312,57 @@ def read_sections() -> dict[str, Any]:
     return out
 
 
+def golden_rows() -> dict[str, Any]:
+    """Each other codec-backed type, every optional field both set and unset somewhere."""
+    from liedar.audit.rule import RuleRow
+    from liedar.audit.verdict import EvidenceRow, Verdict
+    from liedar.audit.zoo import Member
+    from liedar.pipeline.validate_detectors import Cell
+    from liedar.pipeline.validate_power import Power
+
+    e = est(0.3, 0.2, 0.4, 40, successes=12)
+    cells = [
+        Cell("sandbagging_gap", True, e, None, "framed dangerous"),
+        Cell("sycophancy", None, None, NotComputable("no neutral-correct items", 0, "propensity")),
+    ]
+    rows = [
+        EvidenceRow(
+            "sandbagging",
+            "sandbagging_gap",
+            "flag",
+            e,
+            est(0.05, 0.0, 0.1, 40),
+            est(0.25, 0.1, 0.4, 40),
+            40,
+            0.93,
+            25,
+            "excess above 0.1",
+            {"estimate": e.to_dict(), "chance": 0.25, "capable": True},
+            None,
+            ["sandbagging_gap", "sandbagging_yesno"],
+            {"min_excess": 0.1},
+            True,
+        ),
+        EvidenceRow("lying", "honesty", "not_run"),
+    ]
+    return {
+        "cells": [c.to_dict() for c in cells],
+        "power": [Power(0.93, 40, "card effect 0.3").to_dict(), Power(None, None, "no planning effect").to_dict()],
+        "rule_rows": [RuleRow(("sandbagging_gap", "sandbagging_yesno"), 0.1, 0.0, True, 0.2).to_dict()],
+        "evidence_rows": [r.to_dict() for r in rows],
+        "verdicts": [Verdict("sandbagging", ["sandbagging"], "the gap flagged", rows).to_dict()],
+        "members": [
+            Member("m01", "organisms/m01", "test", "organism", "sandbagging", "lora", "password").to_dict(),
+            Member("base", None, "dev", "reference", "clean", "base", "").to_dict(),
+        ],
+    }
+
+
 if __name__ == "__main__":  # regenerate the files after an intended format change
     data = golden_report().to_dict()
     write_json_atomic(REPORT_FILE, data)
     old = as_schema_2_0(json_safe(data))
     write_json_atomic(REPORT_2_0_FILE, Report.from_dict(old).to_dict())
     write_json_atomic(SECTIONS_FILE, read_sections())
-    print(f"wrote {REPORT_FILE}, {REPORT_2_0_FILE} and {SECTIONS_FILE}")
+    write_json_atomic(ROWS_FILE, golden_rows())
+    print(f"wrote {REPORT_FILE}, {REPORT_2_0_FILE}, {SECTIONS_FILE} and {ROWS_FILE}")

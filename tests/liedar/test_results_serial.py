@@ -18,9 +18,11 @@ from hypothesis import strategies as st
 from results_golden import (
     REPORT_2_0_FILE,
     REPORT_FILE,
+    ROWS_FILE,
     SECTIONS_FILE,
     as_schema_2_0,
     golden_report,
+    golden_rows,
     read_sections,
 )
 
@@ -82,6 +84,14 @@ def test_saved_step_sections_are_read_as_before(tmp_path: Path) -> None:
     sections = read_sections()
     assert len(sections) >= 10
     assert _written(tmp_path, sections) == SECTIONS_FILE.read_bytes()
+
+
+def test_other_rows_are_written_byte_for_byte_as_before(tmp_path: Path) -> None:
+    from liedar.pipeline.validate_detectors import Cell
+
+    assert _written(tmp_path, golden_rows()) == ROWS_FILE.read_bytes()
+    saved = json.loads(ROWS_FILE.read_text(encoding="utf-8"))
+    assert [Cell.from_dict(c).to_dict() for c in saved["cells"]] == saved["cells"]
 
 
 # ---- every type through JSON --------------------------------------------------------------
