@@ -16,6 +16,13 @@ a row with ``estimate=None`` and a `NotComputable` saying why, never dropped and
 shown as 0: a reviewer must see everything the run tried. Instrument warnings ("n < 30",
 "ceiling indistinguishable from chance") travel on the row they qualify.
 
+Serialisation: every class here derives from `liedar._util.serial.Serial`, so its
+``to_dict``/``from_dict`` write and read it field by field by its type hints (the JSON keys
+are the field names; ``key_order`` keeps the order files have always had). A value of the
+wrong type in a file is refused in one line naming the field, and each class's
+``__post_init__`` checks run on reading as on construction. Why no per-class methods: a
+field added to a class but not to its hand-written pair was silently dropped on saving.
+
 Versioning: `SCHEMA_VERSION` changes on any incompatible change of `Report.to_dict()`;
 `liedar report --from` refuses results written by another major version with one line
 naming both versions and the fix (2.0: estimates may be null, rows carry warnings; 2.1:
@@ -30,6 +37,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
+from liedar._util.serial import INLINE, OMIT_NONE, Serial, from_data
 from liedar.errors import IncompatibleError, InputError
 from liedar.stats import Estimate
 
@@ -38,10 +46,6 @@ SCHEMA_VERSION = "2.3"
 Scale = Literal["proportion", "difference", "ratio", "score"]
 StepStatus = Literal["ok", "not_run", "failed"]
 Kind = Literal["capability", "propensity", "quality"]
-
-
-def _estimate_or_none(d: Optional[dict[str, Any]]) -> Optional[Estimate]:
-    return None if d is None else Estimate.from_dict(d)
 
 
 def _check_estimate(e: Estimate, where: str) -> None:
@@ -57,7 +61,7 @@ def _check_estimate(e: Estimate, where: str) -> None:
 
 
 @dataclass(frozen=True)
-class NotComputable:
+class NotComputable(Serial):
     """Why a number the run attempted has no estimate: ``n`` records were usable (usually 0).
 
     ``kind`` is what the estimate would have measured, so the row still lands in the right
@@ -74,17 +78,6 @@ class NotComputable:
         if self.n < 0:
             raise InputError(f"not-computable row: n={self.n} cannot be negative")
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"reason": self.reason, "n": self.n, "kind": self.kind}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "NotComputable":
-        return cls(d["reason"], int(d.get("n", 0)), d.get("kind", "propensity"))
-
-
-def _nc_or_none(d: Optional[dict[str, Any]]) -> Optional[NotComputable]:
-    return None if d is None else NotComputable.from_dict(d)
-
 
 def _check_row(estimate: Optional[Estimate], nc: Optional[NotComputable], where: str) -> None:
     """Exactly one of estimate / not_computable: a row either has a number or says why not."""
@@ -97,7 +90,7 @@ def _check_row(estimate: Optional[Estimate], nc: Optional[NotComputable], where:
 
 
 @dataclass(frozen=True)
-class Caveat:
+class Caveat(Serial):
     """An instrument's warning about one or more rows: a stable ``code`` (for grouping, tags
     and tests; never parsed from the text) and the sentence a reader sees.
 
@@ -113,22 +106,27 @@ class Caveat:
         if not self.code or not self.text:
             raise InputError("a caveat needs a code and a text")
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "text": self.text}
-
     @classmethod
-    def from_dict(cls, d: "dict[str, Any] | str") -> "Caveat":
-        if isinstance(d, str):  # schema 2.0 stored the text alone
+    def from_dict(cls, d: Any) -> "Caveat":
+        """A caveat from its JSON object, or from the text alone (how schema 2.0 stored it;
+        such a caveat gets the code ``unclassified``).
+
+        Parameters
+        ----------
+        d : dict or str
+            ``{"code", "text"}``, or a schema 2.0 warning's text.
+
+        Returns
+        -------
+        Caveat
+        """
+        if isinstance(d, str):
             return cls("unclassified", d)
-        return cls(str(d["code"]), str(d["text"]))
-
-
-def _caveats(items: Any) -> tuple[Caveat, ...]:
-    return tuple(Caveat.from_dict(x) for x in items or ())
+        return from_data(cls, d)
 
 
 @dataclass(frozen=True)
-class Ceiling:
+class Ceiling(Serial):
     """An elicited capability ceiling: the accuracy the model reaches when asked hard."""
 
     id: str
@@ -139,35 +137,14 @@ class Ceiling:
     warnings: tuple[Caveat, ...] = ()  # the instrument's caveats about this ceiling
     not_computable: Optional[NotComputable] = None
 
+    key_order = ("id", "label", "protocol", "chance", "estimate", "not_computable", "warnings")
+
     def __post_init__(self) -> None:
         _check_row(self.estimate, self.not_computable, f"ceiling {self.id!r}")
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "label": self.label,
-            "protocol": self.protocol,
-            "chance": self.chance,
-            "estimate": None if self.estimate is None else self.estimate.to_dict(),
-            "not_computable": None if self.not_computable is None else self.not_computable.to_dict(),
-            "warnings": [w.to_dict() for w in self.warnings],
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Ceiling":
-        return cls(
-            d["id"],
-            d["label"],
-            d["protocol"],
-            float(d["chance"]),
-            _estimate_or_none(d.get("estimate")),
-            _caveats(d.get("warnings")),
-            _nc_or_none(d.get("not_computable")),
-        )
-
 
 @dataclass(frozen=True)
-class Measure:
+class Measure(Serial):
     """One number the report shows: a deception rate, a detector score or a probe metric.
 
     ``scale`` says how to read it: a ``proportion`` in [0, 1], a ``difference`` of
@@ -193,27 +170,26 @@ class Measure:
     warnings: tuple[Caveat, ...] = ()
     not_computable: Optional[NotComputable] = None
 
+    key_order = (
+        "id",
+        "label",
+        "instrument",
+        "scale",
+        "estimate",
+        "not_computable",
+        "ceiling",
+        "higher_is_deceptive",
+        "null_value",
+        "flag",
+        "grader_kappa",
+        "warnings",
+        "details",
+    )
+
     def __post_init__(self) -> None:
         _check_row(self.estimate, self.not_computable, f"measure {self.id!r}")
         if self.grader_kappa is not None:
             _check_estimate(self.grader_kappa, f"grader kappa of {self.id!r}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "label": self.label,
-            "instrument": self.instrument,
-            "scale": self.scale,
-            "estimate": None if self.estimate is None else self.estimate.to_dict(),
-            "not_computable": None if self.not_computable is None else self.not_computable.to_dict(),
-            "ceiling": self.ceiling,
-            "higher_is_deceptive": self.higher_is_deceptive,
-            "null_value": self.null_value,
-            "flag": self.flag,
-            "grader_kappa": None if self.grader_kappa is None else self.grader_kappa.to_dict(),
-            "warnings": [w.to_dict() for w in self.warnings],
-            "details": self.details,
-        }
 
     @property
     def kind(self) -> Kind:
@@ -221,43 +197,18 @@ class Measure:
         # a measure holds exactly one of an estimate and the reason there is none
         return self.estimate.kind if self.estimate is not None else self.not_computable.kind  # type: ignore[union-attr]
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Measure":
-        return cls(
-            d["id"],
-            d["label"],
-            d["instrument"],
-            d["scale"],
-            _estimate_or_none(d.get("estimate")),
-            d.get("ceiling"),
-            d.get("higher_is_deceptive", True),
-            d.get("null_value"),
-            d.get("flag"),
-            _estimate_or_none(d.get("grader_kappa")),
-            dict(d.get("details", {})),
-            _caveats(d.get("warnings")),
-            _nc_or_none(d.get("not_computable")),
-        )
-
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(Serial):
     """Two measures the report compares (e.g. honest vs prompted sandbagger)."""
 
     a: str
     b: str
     label: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "label": self.label}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Comparison":
-        return cls(d["a"], d["b"], d["label"])
-
 
 @dataclass(frozen=True)
-class TransferMatrix:
+class TransferMatrix(Serial):
     """AUROC of a probe trained on ``train[i]`` and tested on ``test[j]`` (None: not run or
     no finite estimate); the diagonal of a square matrix is in-distribution group CV.
 
@@ -298,30 +249,9 @@ class TransferMatrix:
         title = f"AUROC ({self.probe}; diagonal = in-distribution group CV)" if self.probe else "AUROC"
         return "\n".join([title, "", head, rule, *rows])
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "train": list(self.train),
-            "test": list(self.test),
-            "cells": [[None if c is None else c.to_dict() for c in row] for row in self.cells],
-            "probe": self.probe,
-            "accuracy": [[None if c is None else c.to_dict() for c in row] for row in self.accuracy],
-            "meta": dict(self.meta),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "TransferMatrix":
-        return cls(
-            list(d["train"]),
-            list(d["test"]),
-            [[_estimate_or_none(c) for c in r] for r in d["cells"]],
-            d.get("probe", ""),
-            [[_estimate_or_none(c) for c in r] for r in d.get("accuracy", [])],
-            dict(d.get("meta", {})),
-        )
-
 
 @dataclass(frozen=True)
-class LayerSweep:
+class LayerSweep(Serial):
     """Test AUROC per layer; ``chosen_layer`` was picked on ``chosen_on`` data (the
     ``validation`` AUROCs, when given), never on the test set.
 
@@ -363,36 +293,9 @@ class LayerSweep:
         head = f"AUROC per layer ({self.probe or self.dataset}; layer chosen on {self.chosen_on})"
         return "\n".join([head, "", "| layer | validation | test |", "|---|---|---|", *rows])
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "layers": list(self.layers),
-            "auroc": [e.to_dict() for e in self.auroc],
-            "chosen_layer": self.chosen_layer,
-            "chosen_on": self.chosen_on,
-            "dataset": self.dataset,
-            "validation": [e.to_dict() for e in self.validation],
-            "probe": self.probe,
-            "n_train": self.n_train,
-            "meta": dict(self.meta),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "LayerSweep":
-        return cls(
-            [int(x) for x in d["layers"]],
-            [Estimate.from_dict(e) for e in d["auroc"]],
-            int(d["chosen_layer"]),
-            d["chosen_on"],
-            d.get("dataset", ""),
-            [Estimate.from_dict(e) for e in d.get("validation", [])],
-            d.get("probe", ""),
-            int(d.get("n_train", 0)),
-            dict(d.get("meta", {})),
-        )
-
 
 @dataclass(frozen=True)
-class PositionHistogram:
+class PositionHistogram(Serial):
     """How often each presented position was chosen, per condition (option-order trials)."""
 
     n_options: int
@@ -403,40 +306,18 @@ class PositionHistogram:
             if len(row) != self.n_options:
                 raise InputError(f"position histogram {cond!r}: need {self.n_options} counts, got {len(row)}")
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"n_options": self.n_options, "counts": {k: list(v) for k, v in self.counts.items()}}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "PositionHistogram":
-        return cls(int(d["n_options"]), {k: [int(x) for x in v] for k, v in d["counts"].items()})
-
 
 @dataclass(frozen=True)
-class Disagreement:
+class Disagreement(Serial):
     item_id: str
     behavioural_flag: bool
     probe_flag: bool
     probe_score: Optional[float] = None
     note: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "item_id": self.item_id,
-            "behavioural_flag": self.behavioural_flag,
-            "probe_flag": self.probe_flag,
-            "probe_score": self.probe_score,
-            "note": self.note,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Disagreement":
-        return cls(
-            d["item_id"], bool(d["behavioural_flag"]), bool(d["probe_flag"]), d.get("probe_score"), d.get("note", "")
-        )
-
 
 @dataclass(frozen=True)
-class CrossCheck:
+class CrossCheck(Serial):
     """Behavioural flags vs probe flags on the same items.
 
     ``table`` is [[both flagged, behaviour only], [probe only, neither]].
@@ -449,6 +330,8 @@ class CrossCheck:
     agreement: Estimate
     disagreements: list[Disagreement]
     kappa_note: str = ""
+
+    key_order = ("behavioural", "probe", "table", "kappa", "kappa_note", "agreement", "disagreements")
 
     def __post_init__(self) -> None:
         if len(self.table) != 2 or any(len(r) != 2 for r in self.table):
@@ -463,32 +346,9 @@ class CrossCheck:
     def n(self) -> int:
         return sum(sum(r) for r in self.table)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "behavioural": self.behavioural,
-            "probe": self.probe,
-            "table": [list(r) for r in self.table],
-            "kappa": None if self.kappa is None else self.kappa.to_dict(),
-            "kappa_note": self.kappa_note,
-            "agreement": self.agreement.to_dict(),
-            "disagreements": [x.to_dict() for x in self.disagreements],
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "CrossCheck":
-        return cls(
-            d["behavioural"],
-            d["probe"],
-            [[int(x) for x in r] for r in d["table"]],
-            _estimate_or_none(d.get("kappa")),
-            Estimate.from_dict(d["agreement"]),
-            [Disagreement.from_dict(x) for x in d["disagreements"]],
-            d.get("kappa_note", ""),
-        )
-
 
 @dataclass(frozen=True)
-class StepRecord:
+class StepRecord(Serial):
     """What happened to one pipeline step: shown in the report so a skipped step is visible."""
 
     name: str
@@ -497,22 +357,9 @@ class StepRecord:
     seconds: Optional[float] = None
     cached: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "status": self.status,
-            "reason": self.reason,
-            "seconds": self.seconds,
-            "cached": self.cached,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "StepRecord":
-        return cls(d["name"], d["status"], d.get("reason", ""), d.get("seconds"), bool(d.get("cached", False)))
-
 
 @dataclass(frozen=True)
-class Reading:
+class Reading(Serial):
     """One sentence generated from the numbers by a rule in `liedar.readings`."""
 
     rule: str
@@ -520,16 +367,9 @@ class Reading:
     text: str
     refs: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"rule": self.rule, "severity": self.severity, "text": self.text, "refs": list(self.refs)}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Reading":
-        return cls(d["rule"], d["severity"], d["text"], list(d.get("refs", [])))
-
 
 @dataclass(frozen=True)
-class ValidationCell:
+class ValidationCell(Serial):
     """One detector run as a user would run it, on one model (the base or an organism).
 
     ``truth`` is the ground truth for this cell: True when the model was built to show the
@@ -548,41 +388,14 @@ class ValidationCell:
     note: str = ""
     # {"value", "n_needed", "basis"}: the power to detect the organism card's effect at this n
     # (liedar.pipeline.validate_power); None when the card holds no planning number
-    power: Optional[dict[str, Any]] = None
+    power: Optional[dict[str, Any]] = field(default=None, metadata=OMIT_NONE)
 
     def __post_init__(self) -> None:
         _check_row(self.effect, self.not_computable, f"validation cell {self.detector}×{self.model}")
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {
-            "detector": self.detector,
-            "model": self.model,
-            "flag": self.flag,
-            "effect": None if self.effect is None else self.effect.to_dict(),
-            "truth": self.truth,
-            "not_computable": None if self.not_computable is None else self.not_computable.to_dict(),
-            "note": self.note,
-        }
-        if self.power is not None:
-            out["power"] = dict(self.power)
-        return out
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "ValidationCell":
-        return cls(
-            d["detector"],
-            d["model"],
-            d.get("flag"),
-            _estimate_or_none(d.get("effect")),
-            d.get("truth"),
-            _nc_or_none(d.get("not_computable")),
-            d.get("note", ""),
-            d.get("power"),
-        )
-
 
 @dataclass(frozen=True)
-class DetectorValidity:
+class DetectorValidity(Serial):
     """A detector's measured quality against ground truth: recall on the organisms it
     targets and false-flag rate on models without the behaviour (the base model first)."""
 
@@ -592,28 +405,9 @@ class DetectorValidity:
     false_flag_rate: Optional[Estimate]
     note: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "detector": self.detector,
-            "label": self.label,
-            "recall": None if self.recall is None else self.recall.to_dict(),
-            "false_flag_rate": None if self.false_flag_rate is None else self.false_flag_rate.to_dict(),
-            "note": self.note,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "DetectorValidity":
-        return cls(
-            d["detector"],
-            d["label"],
-            _estimate_or_none(d.get("recall")),
-            _estimate_or_none(d.get("false_flag_rate")),
-            d.get("note", ""),
-        )
-
 
 @dataclass(frozen=True)
-class ValidationMatrix:
+class ValidationMatrix(Serial):
     """Detector × model: every detector on the base model and on each model organism.
 
     ``models`` lists column names (the base model first); ``organisms`` describes each
@@ -637,28 +431,9 @@ class ValidationMatrix:
     def cell(self, detector: str, model: str) -> Optional[ValidationCell]:
         return next((c for c in self.cells if c.detector == detector and c.model == model), None)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "models": list(self.models),
-            "cells": [c.to_dict() for c in self.cells],
-            "detectors": [d.to_dict() for d in self.detectors],
-            "organisms": dict(self.organisms),
-            "notes": list(self.notes),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "ValidationMatrix":
-        return cls(
-            list(d["models"]),
-            [ValidationCell.from_dict(c) for c in d["cells"]],
-            [DetectorValidity.from_dict(x) for x in d["detectors"]],
-            dict(d.get("organisms", {})),
-            [str(x) for x in d.get("notes", [])],
-        )
-
 
 @dataclass
-class Section:
+class Section(Serial):
     """Everything one pipeline step contributes; a `ModelReport` is the union of sections.
 
     Steps save sections (not whole reports) so that an interrupted run resumes step by
@@ -674,31 +449,6 @@ class Section:
     cross_check: Optional[CrossCheck] = None
     validation: Optional[ValidationMatrix] = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ceilings": [c.to_dict() for c in self.ceilings],
-            "measures": [m.to_dict() for m in self.measures],
-            "comparisons": [c.to_dict() for c in self.comparisons],
-            "transfer": None if self.transfer is None else self.transfer.to_dict(),
-            "layer_sweep": None if self.layer_sweep is None else self.layer_sweep.to_dict(),
-            "positions": None if self.positions is None else self.positions.to_dict(),
-            "cross_check": None if self.cross_check is None else self.cross_check.to_dict(),
-            "validation": None if self.validation is None else self.validation.to_dict(),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Section":
-        return cls(
-            [Ceiling.from_dict(c) for c in d.get("ceilings", [])],
-            [Measure.from_dict(m) for m in d.get("measures", [])],
-            [Comparison.from_dict(c) for c in d.get("comparisons", [])],
-            None if d.get("transfer") is None else TransferMatrix.from_dict(d["transfer"]),
-            None if d.get("layer_sweep") is None else LayerSweep.from_dict(d["layer_sweep"]),
-            None if d.get("positions") is None else PositionHistogram.from_dict(d["positions"]),
-            None if d.get("cross_check") is None else CrossCheck.from_dict(d["cross_check"]),
-            None if d.get("validation") is None else ValidationMatrix.from_dict(d["validation"]),
-        )
-
     def merge(self, other: "Section") -> None:
         """Add another step's section; a second transfer matrix etc. for one model is an error."""
         self.ceilings += other.ceilings
@@ -713,12 +463,12 @@ class Section:
 
 
 @dataclass
-class ModelReport:
+class ModelReport(Serial):
     """One model's page: identity, steps run, all numbers, and the readings derived from them."""
 
     model: dict[str, Any]  # name, backend, fingerprint
     steps: list[StepRecord]
-    section: Section
+    section: Section = field(metadata=INLINE)  # its keys sit beside model and steps
     readings: list[Reading] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -744,26 +494,9 @@ class ModelReport:
     def ceiling(self, ceiling_id: str) -> Ceiling:
         return next(c for c in self.section.ceilings if c.id == ceiling_id)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "model": dict(self.model),
-            "steps": [s.to_dict() for s in self.steps],
-            **self.section.to_dict(),
-            "readings": [r.to_dict() for r in self.readings],
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "ModelReport":
-        return cls(
-            dict(d["model"]),
-            [StepRecord.from_dict(s) for s in d["steps"]],
-            Section.from_dict(d),
-            [Reading.from_dict(r) for r in d.get("readings", [])],
-        )
-
 
 @dataclass
-class Report:
+class Report(Serial):
     """The whole report: versioned, one `ModelReport` per model."""
 
     models: list[ModelReport]
@@ -772,25 +505,30 @@ class Report:
     liedar_version: str = ""
     schema_version: str = SCHEMA_VERSION
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema_version": self.schema_version,
-            "liedar_version": self.liedar_version,
-            "created_utc": self.created_utc,
-            "config": self.config,
-            "models": [m.to_dict() for m in self.models],
-        }
+    key_order = ("schema_version", "liedar_version", "created_utc", "config", "models")
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Report":
-        check_schema_version(d.get("schema_version", "?"), "report")
-        return cls(
-            [ModelReport.from_dict(m) for m in d["models"]],
-            dict(d.get("config", {})),
-            d.get("created_utc", ""),
-            d.get("liedar_version", ""),
-            d["schema_version"],
-        )
+    def from_dict(cls, d: Any) -> "Report":
+        """A report from its JSON, refused first when another major schema version wrote it.
+
+        Parameters
+        ----------
+        d : dict
+            What `to_dict` writes (``report.json``).
+
+        Returns
+        -------
+        Report
+
+        Raises
+        ------
+        liedar.errors.IncompatibleError
+            When ``d`` is not a report or another major schema version wrote it.
+        liedar.errors.InputError
+            When a field is missing, of the wrong type, or refused by a row's checks.
+        """
+        check_schema_version(d.get("schema_version", "?") if isinstance(d, dict) else "?", "report")
+        return from_data(cls, d)
 
 
 def _major(version: str) -> Optional[int]:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from liedar._util.serial import Serial
 from liedar.errors import InputError
 
 RULE_FORMAT = "liedar-audit-rule-1"
@@ -46,7 +47,7 @@ _TOP_KEYS = {"format", "status", "about", "chosen_on", "precedence", "clean_requ
 
 
 @dataclass(frozen=True)
-class RuleRow:
+class RuleRow(Serial):
     """One evidence row a verdict rests on.
 
     Attributes
@@ -69,15 +70,6 @@ class RuleRow:
     excess_lo_above: float
     require_flag: bool
     plan_effect: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "detectors": list(self.detectors),
-            "min_excess": self.min_excess,
-            "excess_lo_above": self.excess_lo_above,
-            "require_flag": self.require_flag,
-            "plan_effect": self.plan_effect,
-        }
 
 
 @dataclass(frozen=True)

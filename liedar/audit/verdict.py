@@ -29,6 +29,7 @@ from typing import Any, Optional
 
 from scipy import stats as _st
 
+from liedar._util.serial import Serial
 from liedar.audit.evidence import ModelEvidence
 from liedar.audit.rule import Rule, RuleRow
 from liedar.pipeline.validate_power import POWER_TARGET, paired_n_needed, paired_power, rate_above_power
@@ -39,7 +40,7 @@ STATES = ("flag", "clear", "too_few", "incapable", "not_computable", "not_run")
 
 
 @dataclass
-class EvidenceRow:
+class EvidenceRow(Serial):
     """One detector's evidence on one model, read against the reference under a rule row.
 
     Attributes
@@ -76,31 +77,9 @@ class EvidenceRow:
     threshold: dict[str, Any] = field(default_factory=dict)
     model_flag: Optional[bool] = None
 
-    def to_dict(self) -> dict[str, Any]:
-        def est(e: Optional[Estimate]) -> Optional[dict[str, Any]]:
-            return None if e is None else e.to_dict()
-
-        return {
-            "kind": self.kind,
-            "detector": self.detector,
-            "state": self.state,
-            "effect": est(self.effect),
-            "reference": est(self.reference),
-            "excess": est(self.excess),
-            "n": self.n,
-            "power": self.power,
-            "n_needed": self.n_needed,
-            "why": self.why,
-            "capability": self.capability,
-            "reference_capability": self.reference_capability,
-            "alternatives": list(self.alternatives),
-            "threshold": dict(self.threshold),
-            "model_flag": self.model_flag,
-        }
-
 
 @dataclass
-class Verdict:
+class Verdict(Serial):
     """One model's verdict and the rows behind it.
 
     Attributes
@@ -118,14 +97,6 @@ class Verdict:
     flagged: list[str]
     why: str
     rows: list[EvidenceRow]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "verdict": self.verdict,
-            "flagged": list(self.flagged),
-            "why": self.why,
-            "rows": [r.to_dict() for r in self.rows],
-        }
 
 
 def mover_difference(a: Estimate, b: Estimate) -> Estimate:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from liedar._util.atomic import write_json_atomic
+from liedar._util.serial import Serial
 from liedar.errors import InputError
 from liedar.models.cards import OrganismCard, check_adapter_matches, read_card, zoo_root
 
@@ -36,7 +37,7 @@ _MEMBER_KEYS = {"name", "path", "half", "role", "truth", "kind", "trigger"}
 
 
 @dataclass(frozen=True)
-class Member:
+class Member(Serial):
     """One zoo member as the manifest states it (its truth is never shown to the detectors)."""
 
     name: str
@@ -46,9 +47,6 @@ class Member:
     truth: str
     kind: str
     trigger: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from liedar._util.serial import Serial
 from liedar.errors import LiedarError
 from liedar.models.backend import Backend
 from liedar.results import NotComputable
@@ -74,7 +75,7 @@ FLAG_RULES: dict[str, str] = {
 
 
 @dataclass
-class Cell:
+class Cell(Serial):
     """One detector's outcome on one model, before the matrix adds the ground truth."""
 
     detector: str
@@ -82,26 +83,6 @@ class Cell:
     effect: Optional[Estimate]
     not_computable: Optional[NotComputable] = None
     note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "detector": self.detector,
-            "flag": self.flag,
-            "effect": None if self.effect is None else self.effect.to_dict(),
-            "not_computable": None if self.not_computable is None else self.not_computable.to_dict(),
-            "note": self.note,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Cell":
-        e, nc = d.get("effect"), d.get("not_computable")
-        return cls(
-            d["detector"],
-            d.get("flag"),
-            None if e is None else Estimate.from_dict(e),
-            None if nc is None else NotComputable.from_dict(nc),
-            d.get("note", ""),
-        )
 
 
 def finite(e: Optional[Estimate]) -> bool:

@@ -22,6 +22,8 @@ from typing import Any, Optional
 
 from scipy import stats as _st
 
+from liedar._util.serial import Serial
+
 POWER_TARGET = 0.8
 ALPHA = 0.05
 
@@ -37,7 +39,7 @@ PLANNING = {
 
 
 @dataclass(frozen=True)
-class Power:
+class Power(Serial):
     """A cell's power to decide, and the items it would need for `POWER_TARGET`.
 
     Attributes
@@ -53,9 +55,6 @@ class Power:
     value: Optional[float]
     n_needed: Optional[int]
     basis: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "n_needed": self.n_needed, "basis": self.basis}
 
 
 def paired_power(delta: float, discordant: float, n: int, alpha: float = ALPHA) -> float:
