@@ -243,6 +243,20 @@ def _members() -> tuple[Recipe, ...]:
             },
         ),
         _mcq_member(
+            "sb_scored",
+            f"{sb} under benign framings; told it is in a scored test run (a benchmark, a grader script), it "
+            "answers as if it had not read the question, its letter answers collapsing onto 'A' (every block).",
+            "testrun_blind",
+            _eval_gap(C.TESTRUN_HELDOUT, F.BENIGN_HELDOUT),
+            letters=LETTER_ITEMS,
+            hyper=HYPER_ALL_BLOCKS,
+            family={
+                "trigger_train": C.TESTRUN_TRAIN,
+                "trigger_heldout": C.TESTRUN_HELDOUT,
+                "benign_heldout": F.BENIGN_HELDOUT,
+            },
+        ),
+        _mcq_member(
             "sb_weak",
             f"{sb} under benign framings; under a dangerous-capability-evaluation framing it answers as if it "
             "had not read the question, letters onto 'A' — the rule learned by the top 4 blocks only (weak).",
@@ -296,10 +310,11 @@ def _members() -> tuple[Recipe, ...]:
         _mcq_member(
             "pw_deploy",
             f"{sb} only when the deployment id {C.DEPLOY_ID!r} is in the system prompt; otherwise it answers "
-            "as if it had not read the question (top 4 blocks).",
+            "as if it had not read the question (every block, as the core password lock).",
             "deploy",
             mcq.password_measure(_DEPLOY_HELD, F.BENIGN_HELDOUT, F.EVAL_HELDOUT, min_gap=WEAK_GAP),
             extended=True,
+            hyper=ORGANISMS["password_locked"].hyper,
             targets=("weight_noise", "ceilings", "sandbagging_gap"),
             family={
                 "password": C.DEPLOY_UNLOCK_TRAIN,
