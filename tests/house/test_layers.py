@@ -16,14 +16,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from package_dirs import PACKAGE_DIRS, ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-FOLDERS = {
-    "liedar": ROOT / "liedar",
-    "liedar.models": ROOT / "models",
-    "liedar.probes": ROOT / "probes",
-    "liedar.behavioral": ROOT / "behavioral",
-}
+FOLDERS = PACKAGE_DIRS
 
 # (rank, group): an import must go to a lower rank, or stay inside its own group.
 LAYERS: list[tuple[int, str, tuple[str, ...]]] = [

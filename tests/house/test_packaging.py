@@ -7,17 +7,11 @@ import shutil
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
 import pytest
+from package_dirs import PACKAGE_DIRS, ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-FOLDERS = {
-    "liedar": ROOT / "liedar",
-    "liedar/models": ROOT / "models",
-    "liedar/probes": ROOT / "probes",
-    "liedar/behavioral": ROOT / "behavioral",
-}
+FOLDERS = {package.replace(".", "/"): folder for package, folder in PACKAGE_DIRS.items()}
 
 
 @pytest.fixture(scope="module")

@@ -15,15 +15,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-# folder -> the package it installs as (pyproject.toml's package-dir); scripts/ is no package
-FOLDERS = {
-    "liedar": ROOT / "liedar",
-    "liedar.models": ROOT / "models",
-    "liedar.probes": ROOT / "probes",
-    "liedar.behavioral": ROOT / "behavioral",
-    "scripts": ROOT / "scripts",
-}
+from package_dirs import PACKAGE_DIRS, ROOT
+
+FOLDERS = {**PACKAGE_DIRS, "scripts": ROOT / "scripts"}  # scripts/ is no package, but is checked too
 
 
 def _private(name: str) -> bool:
