@@ -76,7 +76,7 @@ from liedar.behavioral.runners.common import letter_continuations
 from liedar.errors import InputError
 from liedar.models.backend import Backend
 from liedar.models.chat import TextInput
-from liedar.results import Section
+from liedar.results import Caveat, Section
 from liedar.rows import add_measure, default_interval
 from liedar.stats import DEFAULT_INTERVAL, Estimate, proportion, wilson
 
@@ -600,6 +600,8 @@ def run_menu_study(
         )
     elif mode == "exact":
         notes.extend(_exact_notes(configs, temperature))
+        if (unread := letters_unread(configs)) is not None:
+            notes.append(unread.text)
     else:
         notes.append(
             f"stochastic mode: SARP, WARP and Houtman-Maks use each menu's modal choice; RUM uses the "
@@ -615,6 +617,26 @@ def run_menu_study(
         alpha=alpha,
         notes=notes,
         sampling=ways,
+    )
+
+
+# Below this mean law_mass the menu letters are not how the model begins its replies (gemma3-270m:
+# 4.3e-6, it opens with a newline and lists the options back; smollm2-135m: 0.58-0.74), so the
+# letter modes' argmax and law describe replies the model almost never gives.
+LETTERS_UNREAD_MASS = 0.05
+
+
+def letters_unread(configs: Sequence[ConfigResult]) -> Optional[Caveat]:
+    """The caveat an exact-mode study carries when the menu letters hold almost none of the
+    model's first-token probability: its choices were not read, whatever SARP and RUM say."""
+    masses = [m for c in configs for m in (c.law_mass or [])]
+    if not masses or float(np.mean(masses)) >= LETTERS_UNREAD_MASS:
+        return None
+    return Caveat(
+        "letters_unread",
+        f"the menu letters hold {float(np.mean(masses)):.2g} of the model's first-token probability on average "
+        f"(under {LETTERS_UNREAD_MASS}): its replies do not start with a letter, so these choices are not the "
+        "model's; --mode stochastic parses whole replies",
     )
 
 
@@ -783,6 +805,7 @@ class MenuStudy(Instrument):
             scale="proportion",
             estimate=default_interval(study.sarp_pass()),
             higher_is_deceptive=False,
+            warnings=tuple(w for w in (letters_unread(configs),) if w is not None),
             details={
                 "mode": study.mode,
                 "pass_counting_parse_fail_as_revealed": default_interval(study.sarp_pass(True)).to_dict(),

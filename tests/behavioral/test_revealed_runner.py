@@ -221,6 +221,24 @@ def test_exact_mode_on_a_tiny_model_matches_the_deterministic_choice_and_the_law
     from liedar.behavioral.menus_summary import study_tables
 
     assert "RUM pass rate on the exact choice law at T=0.7" in study_tables(ex)
+    # a random tiny model puts almost no first-token probability on the letters: the SARP row says
+    # its choices were not read, and a study whose letters carry the mass does not
+    from liedar.behavioral.runners.menus import LETTERS_UNREAD_MASS, MenuStudy, letters_unread
+
+    mean_mass = float(np.mean([m for c in ex.configs for m in c.law_mass]))
+    unread = letters_unread(ex.configs)
+    assert (unread is not None) == (mean_mass < LETTERS_UNREAD_MASS)
+    if unread is not None:
+        assert unread.text in ex.notes
+        run = type("Run", (), {"result": ex})()
+        sarp = next(m for m in MenuStudy().section(run).measures if m.id == "sarp_pass")
+        assert [w.code for w in sarp.warnings] == ["letters_unread"]
+    import dataclasses
+
+    read = [dataclasses.replace(c, law_mass=[0.6] * len(c.law_mass)) for c in ex.configs]
+    faint = [dataclasses.replace(c, law_mass=[1e-5] * len(c.law_mass)) for c in ex.configs]
+    assert letters_unread(read) is None
+    assert letters_unread(faint).code == "letters_unread" and "1e-05" in letters_unread(faint).text
 
 
 def test_stochastic_mode_on_a_local_model_reads_each_prompt_once_with_the_loops_law(tiny_model_dir):
