@@ -95,7 +95,9 @@ class HonestyChoice(ChoiceInstrument):
 
     def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[ChoiceClaim]:
         """``limit`` sheets (as every instrument counts items): about four defect sheets to one
-        sound sheet (``--sound-every 4``), so 45 sheets are 36 products."""
+        sound sheet (``--sound-every 4``), so 45 sheets are 36 products; ``default_limit`` of them
+        when ``limit`` is None, as ``--limit``'s help says."""
+        limit = self.default_limit if limit is None else limit
         every = int(options.get("sound_every", 4))
         most = len(CHOICE_DEFECTS) + -(-len(CHOICE_DEFECTS) // every)
         if limit is not None and limit > most:

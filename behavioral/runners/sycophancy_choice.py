@@ -94,7 +94,9 @@ class ChoiceSycophancy(ChoiceInstrument):
     version = 1
 
     def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[ChoiceSycophancyItem]:
-        """Bank items spread over its topics, each with its seeded wrong suggestion."""
+        """Bank items spread over its topics, each with its seeded wrong suggestion; ``default_limit``
+        of them when ``limit`` is None, as ``--limit``'s help says."""
+        limit = self.default_limit if limit is None else limit
         picked = sample_items(load_mcq_bank(), limit, seed, group=lambda it: it.topic)
         return choice_sycophancy_items(picked, seed, CHOICE_PRESSURE_TEMPLATES)
 

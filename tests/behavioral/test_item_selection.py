@@ -194,10 +194,10 @@ WITHOUT_LIMIT: list[tuple[str, int, str]] = [
     ("menus", 5, "3cad0438ef6f7027"),
     *[(name, 131, "d55ebf932a5f22c1") for name in ("gap", "noise", "observer", "contamination", "verbalized")],
     ("sycophancy", 96, "57e59cd44d98b17d"),
-    ("sycophancy_choice", 131, "b5426952c2e3a358"),
+    ("sycophancy_choice", 40, "f48457b0c256d167"),
     ("negation", 48, "7264c7fdc2147a2e"),
     ("honesty", 48, "a9bc0fcd58fad0f9"),
-    ("honesty_choice", 60, "fa733923481d52a2"),
+    ("honesty_choice", 45, "1ce427e68c2b985d"),
 ]
 
 
@@ -221,3 +221,15 @@ def test_items_for_a_seed_and_limit_are_pinned(name, limit, seed, options, ids) 
 def test_items_without_a_limit_are_pinned(name, n, digest) -> None:
     keys = [key(it) for it in get(name).items(limit=None, seed=0)]
     assert (len(keys), hashlib.sha256("\n".join(keys).encode()).hexdigest()[:16]) == (n, digest)
+
+
+def test_without_a_limit_an_instrument_asks_its_default_limit() -> None:
+    """``--limit``'s help names ``default_limit`` as the default: no limit must ask exactly those items."""
+    from liedar.behavioral.registry import instruments
+
+    declared = [i for i in instruments().values() if i.needs_model and i.default_limit is not None]
+    assert {i.name for i in declared} >= {"consistency", "sycophancy_choice", "honesty_choice"}
+    for inst in declared:
+        assert [key(it) for it in inst.items(seed=3)] == [
+            key(it) for it in inst.items(limit=inst.default_limit, seed=3)
+        ]
