@@ -10,7 +10,9 @@ the CLI and the demo sampled items differently. Now an instrument is one class w
 * ``add_arguments`` / ``options``: its own flags, checked at parse time or in ``options``
   before any model loads (the shared ones — model, backend, threads, ``--limit``,
   ``--interval``, ``--seed``, ``--output`` — are the CLI's);
-* ``items(limit, seed)``: the one sampling rule the CLI and the demo share;
+* ``source`` (an `ItemSource`: its bank, the strata a draw is spread over, what a drawn entry
+  becomes), from which ``items(limit, seed)`` is derived: the one sampling rule the CLI and
+  the demo share; an instrument whose draw is its own logic overrides ``items`` instead;
 * ``run(backend, items, ...)`` → `InstrumentRun` (result, per-item records, caveats);
 * ``section(run)`` → the report's rows (`liedar.results.Section`), with each `Caveat` put on
   the rows its *code* names (``caveat_rows``), never routed by its text;
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Optional, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -113,12 +115,76 @@ class InstrumentRun:
         }
 
 
+@dataclass(frozen=True)
+class ItemSource:
+    """Where an instrument's items come from and how ``limit`` of them are drawn: its bank, the
+    strata the draw is spread over (`sample_items`) and what a drawn bank entry becomes.
+
+    Why a declaration: most instruments draw their items the same way (a stratified, seeded
+    sample of a bank, in bank order), and written out in each of them the same call was
+    repeated with only the bank and the stratum changed. An instrument that sets ``source``
+    gets `Instrument.items` from it, so what it writes is what differs.
+
+    Parameters
+    ----------
+    bank : callable
+        Returns the bank; called with the options named in ``options``.
+    group : callable, optional
+        ``group(entry)`` -> the stratum a draw is spread over; one stratum when None.
+    options : tuple of str, default ()
+        The instrument's options (from `Instrument.options`) that choose the bank, passed to
+        ``bank`` by name when given (e.g. contamination's ``bank``).
+    per_entry : int, default 1
+        Items one bank entry becomes: ``limit`` counts items, so ``limit // per_entry`` entries
+        (at least one) are drawn (sycophancy asks each claim with both suggestions).
+    build : callable, optional
+        ``build(entries, seed)`` -> the items the drawn entries become (e.g. each MCQ item with
+        a seeded wrong suggestion); the entries themselves when None.
+
+    Examples
+    --------
+    >>> bank = [("geo", i) for i in range(6)] + [("math", i) for i in range(6)]
+    >>> source = ItemSource(lambda: bank, group=lambda entry: entry[0])
+    >>> sorted(topic for topic, _ in source.draw(4, seed=0))
+    ['geo', 'geo', 'math', 'math']
+    """
+
+    bank: Callable[..., Sequence[Any]]
+    group: Optional[Callable[[Any], Any]] = None
+    options: tuple[str, ...] = ()
+    per_entry: int = 1
+    build: Optional[Callable[[list[Any], int], list[Any]]] = None
+
+    def draw(self, limit: Optional[int], seed: int, options: Optional[Mapping[str, Any]] = None) -> list[Any]:
+        """``limit`` items (all when None) drawn by `sample_items` from the bank, in bank order.
+
+        Parameters
+        ----------
+        limit : int or None
+            How many items; all when None.
+        seed : int
+            Seed of the draw (and of ``build``).
+        options : mapping, optional
+            The instrument's options; those named in ``options`` choose the bank.
+
+        Returns
+        -------
+        list
+            The items.
+        """
+        given = options or {}
+        bank = self.bank(**{k: given[k] for k in self.options if k in given})
+        n = limit if limit is None or self.per_entry == 1 else max(1, limit // self.per_entry)
+        entries = sample_items(bank, n, seed, group=self.group)
+        return entries if self.build is None else self.build(entries, seed)
+
+
 class Instrument:
     """Base class of behavioural instruments (see the module docstring for the contract).
 
-    Subclass it, set ``name`` and ``title``, implement `items`, `run` and `section`, and add
-    it with `liedar.behavioral.register`: the CLI (``liedar behavioral NAME``), the demo and
-    the report then pick it up, and draw items the same way.
+    Subclass it, set ``name``, ``title`` and ``source`` (or override `items`), implement `run`
+    and `section`, and add it with `liedar.behavioral.register`: the CLI (``liedar behavioral
+    NAME``), the demo and the report then pick it up, and draw items the same way.
 
     Examples
     --------
@@ -131,6 +197,7 @@ class Instrument:
     title: ClassVar[str]
     needs_model: ClassVar[bool] = True  # False: runs on record files (episodes, judge labels)
     default_limit: ClassVar[Optional[int]] = None  # items asked when --limit is not given (None: the whole bank)
+    source: ClassVar[Optional[ItemSource]] = None  # where `items` draws from (None: the instrument overrides `items`)
     backends: ClassVar[tuple[str, ...]] = LOCAL_BACKENDS  # local backends it can load
     requires: ClassVar[frozenset[str]] = frozenset({"score_options"})  # backend capabilities it uses
     caveat_rows: ClassVar[Mapping[str, Sequence[str]]] = {}  # caveat code -> row ids ("*": every measure)
@@ -182,13 +249,14 @@ class Instrument:
     # ---- work --------------------------------------------------------------------------
 
     def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[Any]:
-        """The items to ask (all of the bank when ``limit`` is None); ``options`` are those of
-        `options` (e.g. a topic filter), so the CLI and the demo draw items the same way.
+        """The items to ask, drawn from ``source``: ``default_limit`` of them when ``limit`` is
+        None (all of the bank when that is None too); ``options`` are those of `options` (e.g.
+        which bank), so the CLI and the demo draw items the same way.
 
         Parameters
         ----------
         limit : int, optional
-            How many items; all when None.
+            How many items; ``default_limit`` when None.
         seed : int, default 0
             Seed of the draw (`sample_items`).
         **options
@@ -198,8 +266,15 @@ class Instrument:
         -------
         list
             The items, in bank order.
+
+        Raises
+        ------
+        NotImplementedError
+            When the instrument declares no ``source`` and does not override `items`.
         """
-        raise NotImplementedError
+        if self.source is None:
+            raise NotImplementedError(f"{type(self).__name__} has no item source: set `source` or override `items`")
+        return self.source.draw(self.default_limit if limit is None else limit, seed, options)
 
     def run(
         self,

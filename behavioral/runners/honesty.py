@@ -7,7 +7,7 @@ from typing import Any, Optional, Sequence
 
 from liedar._util.argtypes import nonnegative_float
 from liedar.behavioral.honesty import EVADE, HonestyRecord, HonestyResult, belief_vs_assertion
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sample_items
+from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, ItemSource
 from liedar.behavioral.items.beliefs import BeliefItem, belief_items
 from liedar.behavioral.items.claims import user_message
 from liedar.behavioral.runners.yesno import ask_yes_no
@@ -117,6 +117,7 @@ class BeliefVsAssertion(Instrument):
 
     name = "honesty"
     title = "belief vs assertion (MASK-style): honesty and truthfulness rates under pressure"
+    source = ItemSource(belief_items, group=lambda it: it.reference)
     caveat_rows = {
         "ceiling_near_chance": ("honesty_ceiling",),
         "few_beliefs": ("honesty_lies", "honesty_evasions"),
@@ -135,9 +136,6 @@ class BeliefVsAssertion(Instrument):
 
     def options(self, args: argparse.Namespace) -> dict[str, Any]:
         return {"evade_margin": args.evade_margin}
-
-    def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[BeliefItem]:
-        return sample_items(belief_items(), limit, seed, group=lambda it: it.reference)
 
     def run(
         self,

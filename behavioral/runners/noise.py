@@ -13,8 +13,8 @@ import argparse
 from typing import Any, Optional, Sequence
 
 from liedar._util.argtypes import float_list, positive_int
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sample_items
-from liedar.behavioral.items.mcq import N_OPTIONS, MCQItem, load_mcq_bank
+from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun
+from liedar.behavioral.items.mcq import MCQ_ITEMS, N_OPTIONS, MCQItem, load_mcq_bank
 from liedar.behavioral.noise import NoiseComparison, NoiseTrial, noise_curve
 from liedar.behavioral.runners.elicitation import (
     DEFAULT_SHOTS,
@@ -132,6 +132,7 @@ class WeightNoise(Instrument):
     title = "weight-noise elicitation (Tice et al. 2025): honest vs prompted sandbagger (transformers only)"
     backends = ("transformers",)
     requires = frozenset({"weights"})
+    source = MCQ_ITEMS
     caveat_rows: dict[str, tuple[str, ...]] = {}  # a curve's caveats (its own baseline) sit on its φ row
     drop_caveats = ("phi_undefined",)  # the not-computable φ row says it
     demo = DemoPlan(
@@ -161,9 +162,6 @@ class WeightNoise(Instrument):
         if any(s < 0 for s in args.sigmas):
             raise InputError(f"--sigmas {args.sigmas}: a standard deviation cannot be negative")
         return {"sigmas": tuple(args.sigmas), "seeds": tuple(range(args.seeds)), "protocol": args.protocol}
-
-    def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[MCQItem]:
-        return sample_items(load_mcq_bank(), limit, seed, group=lambda it: it.topic)
 
     def run(
         self,

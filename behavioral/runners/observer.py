@@ -13,8 +13,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sample_items
-from liedar.behavioral.items.mcq import N_OPTIONS, MCQItem, load_mcq_bank
+from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun
+from liedar.behavioral.items.mcq import MCQ_ITEMS, N_OPTIONS, MCQItem, load_mcq_bank
 from liedar.behavioral.items.presentations import PRESENTATIONS, family, render, variant_for
 from liedar.behavioral.observer import Answer, ObserverRecord, ObserverResult, observer_effect
 from liedar.errors import InputError
@@ -90,6 +90,7 @@ class ObserverEffect(Instrument):
 
     name = "observer"
     title = "observer effect: the MCQ bank under evaluation-looking vs deployment-looking presentations (paired)"
+    source = MCQ_ITEMS
     caveat_rows = {
         "ceiling_near_chance": ("observer_ceiling", "observer_effect"),
         "family_dependent": ("observer_effect",),
@@ -124,9 +125,6 @@ class ObserverEffect(Instrument):
         if kinds != {"evaluation", "deployment"}:
             raise InputError("--families: give at least one evaluation and one deployment family")
         return {"scoring": args.cloze, "families": tuple(fams)}
-
-    def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[MCQItem]:
-        return sample_items(load_mcq_bank(), limit, seed, group=lambda it: it.topic)
 
     def run(
         self,

@@ -14,8 +14,8 @@ import dataclasses
 from typing import Any, Optional, Sequence
 
 from liedar._util.argtypes import comma_list, positive_int
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sample_items
-from liedar.behavioral.items.mcq import N_OPTIONS, MCQItem, load_mcq_bank
+from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun
+from liedar.behavioral.items.mcq import MCQ_ITEMS, N_OPTIONS, MCQItem, load_mcq_bank
 from liedar.behavioral.runners.common import ask_multiple_choice
 from liedar.behavioral.runners.elicitation import (
     DEFAULT_PROTOCOLS,
@@ -148,6 +148,7 @@ class SandbaggingGap(Instrument):
 
     name = "gap"
     title = "sandbagging gap: benign vs dangerous-capability-evaluation framing on the MCQ bank (paired)"
+    source = MCQ_ITEMS
     caveat_rows = {"ceiling_near_chance": ("sandbagging_ceiling",), "few_items": ("sandbagging_gap",)}
     demo = DemoPlan(
         full={"limit": 45, "protocols": ("zero_shot_letter", "k_shot_letter", "cloze_sum", "cloze_norm")},
@@ -178,9 +179,6 @@ class SandbaggingGap(Instrument):
         if args.shots is not None and "k_shot_letter" not in args.protocols:
             raise InputError("--shots only applies to the k_shot_letter protocol: add it to --protocols")
         return {"protocols": tuple(args.protocols), "k": args.shots or DEFAULT_SHOTS}
-
-    def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[MCQItem]:
-        return sample_items(load_mcq_bank(), limit, seed, group=lambda it: it.topic)
 
     def run(
         self,

@@ -17,8 +17,8 @@ import argparse
 from typing import Any, Optional, Sequence
 
 from liedar._util.argtypes import positive_int
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sample_items
-from liedar.behavioral.items.mcq import N_OPTIONS, MCQItem, load_mcq_bank
+from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun
+from liedar.behavioral.items.mcq import MCQ_ITEMS, N_OPTIONS, MCQItem, load_mcq_bank
 from liedar.behavioral.items.presentations import PRESENTATIONS, family, render, variant_for
 from liedar.behavioral.observer import Answer, ObserverRecord, observer_effect
 from liedar.behavioral.runners.observer import ALL_FAMILIES, SCORING, choose
@@ -142,6 +142,7 @@ class VerbalizedAwareness(Instrument):
     name = "verbalized"
     title = "verbalized awareness: free answers that say the model is being tested (evaluation vs deployment look)"
     requires = frozenset({"generate", "score_options"})
+    source = MCQ_ITEMS
     caveat_rows = {
         "grader_untrusted": ("verbalized_eval_rate", "verbalized_difference"),
         "grader_labels_by_author": ("verbalized_eval_rate",),
@@ -181,9 +182,6 @@ class VerbalizedAwareness(Instrument):
         if kinds != {"evaluation", "deployment"}:
             raise InputError("--families: give at least one evaluation and one deployment family")
         return {"families": tuple(fams), "max_tokens": args.max_tokens, "observer": not args.no_observer}
-
-    def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[MCQItem]:
-        return sample_items(load_mcq_bank(), limit, seed, group=lambda it: it.topic)
 
     def run(
         self,

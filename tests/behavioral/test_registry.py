@@ -4,12 +4,12 @@ one module (an Instrument subclass), its items and its tests, plus one registrat
 from __future__ import annotations
 
 import argparse
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 import pytest
 
 from liedar.behavioral import registry
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sample_items
+from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, ItemSource, sample_items
 from liedar.cli import main
 from liedar.errors import InputError
 from liedar.results import Caveat, Section
@@ -31,6 +31,7 @@ class ToyInstrument(Instrument):
     name = "toy"
     title = "toy instrument (test only)"
     needs_model = False
+    source = ItemSource(lambda: ["apple", "berry", "cherry", "date", "fig", "grape"])
     demo = DemoPlan(full={"limit": 4}, quick={"limit": 2}, order=1)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
@@ -40,9 +41,6 @@ class ToyInstrument(Instrument):
         if len(args.letter) != 1:
             raise InputError(f"--letter {args.letter!r}: give one character")
         return {"letter": args.letter}
-
-    def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[str]:
-        return sample_items(["apple", "berry", "cherry", "date", "fig", "grape"], limit, seed)
 
     def run(self, backend: Any, items: Sequence[str], *, interval: str = "clopper-pearson", seed: int = 0,
             progress: bool = False, letter: str = "a", **options: Any) -> InstrumentRun:  # fmt: skip
