@@ -7,9 +7,11 @@ the CLI and the demo sampled items differently. Now an instrument is one class w
 
 * ``name`` (the CLI subcommand ``liedar behavioral NAME``, the demo step, the report's
   instrument id) and ``title`` (one line of help);
-* ``add_arguments`` / ``options``: its own flags, checked at parse time or in ``options``
-  before any model loads (the shared ones — model, backend, threads, ``--limit``,
-  ``--interval``, ``--seed``, ``--output`` — are the CLI's);
+* ``flags`` (`Flag`: the flag, its value check, default and help, and the option of ``run``
+  it sets), from which ``add_arguments`` / ``options`` are derived: its own flags, checked at
+  parse time, with the cross-flag checks ``options`` adds before any model loads (the shared
+  ones — model, backend, threads, ``--limit``, ``--interval``, ``--seed``, ``--output`` — are
+  the CLI's);
 * ``source`` (an `ItemSource`: its bank, the strata a draw is spread over, what a drawn entry
   becomes), from which ``items(limit, seed)`` is derived: the one sampling rule the CLI and
   the demo share; an instrument whose draw is its own logic overrides ``items`` instead;
@@ -116,6 +118,111 @@ class InstrumentRun:
 
 
 @dataclass(frozen=True)
+class Flag:
+    """One command-line flag of an instrument and the option of its `Instrument.items` and
+    `Instrument.run` that the flag sets.
+
+    Why a declaration: every instrument wrote the same ``parser.add_argument`` calls and read
+    the values back one by one into its options; from the declaration the CLI gets both (as
+    inspect_ai's task parameters become ``-T key=value``), and a flag two instruments share
+    (``--families``) is declared once.
+
+    Parameters
+    ----------
+    flag : str
+        The flag, e.g. ``"--max-tokens"`` (argparse's destination is derived from it).
+    help : str
+        Its line in ``--help``.
+    key : str, optional
+        The option it sets (a keyword of ``items`` and ``run``); the flag's destination
+        (``"--max-tokens"`` -> ``"max_tokens"``) when not given.
+    default : Any, optional
+        The value when the flag is not given.
+    type : callable, optional
+        Parses and checks the text at parse time (`liedar._util.argtypes`; a bad value is one
+        usage line, exit 2).
+    choices : sequence, optional
+        The values allowed.
+    required : bool, default False
+        The flag must be given.
+    switch : bool, default False
+        A flag without a value (True when given).
+    convert : callable, optional
+        The parsed value -> the option's value, when they differ (e.g. ``--seeds 3`` -> seeds
+        ``(0, 1, 2)``); an `InputError` it raises is the CLI's one-line error.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> flag = Flag("--seeds", "noise seeds per level", default=3, type=int, convert=lambda n: tuple(range(n)))
+    >>> parser = argparse.ArgumentParser()
+    >>> flag.add_to(parser)
+    >>> flag.key, flag.read(parser.parse_args(["--seeds", "2"]))
+    ('seeds', (0, 1))
+    """
+
+    flag: str
+    help: str
+    key: str = ""
+    default: Any = None
+    type: Optional[Callable[[str], Any]] = None
+    choices: Optional[Sequence[Any]] = None
+    required: bool = False
+    switch: bool = False
+    convert: Optional[Callable[[Any], Any]] = None
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            object.__setattr__(self, "key", self.dest)
+
+    @property
+    def dest(self) -> str:
+        """argparse's name for the parsed value (``"--max-tokens"`` -> ``"max_tokens"``)."""
+        return self.flag.lstrip("-").replace("-", "_")
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        """Add the flag to an instrument's subcommand parser.
+
+        Parameters
+        ----------
+        parser : argparse.ArgumentParser
+            The subcommand's parser.
+        """
+        if self.switch:
+            parser.add_argument(self.flag, action="store_true", help=self.help)
+            return
+        spec: dict[str, Any] = {"default": self.default, "help": self.help}
+        if self.type is not None:
+            spec["type"] = self.type
+        if self.choices is not None:
+            spec["choices"] = self.choices
+        if self.required:
+            spec["required"] = True
+        parser.add_argument(self.flag, **spec)
+
+    def read(self, args: argparse.Namespace) -> Any:
+        """The option's value from the parsed command line.
+
+        Parameters
+        ----------
+        args : argparse.Namespace
+            The parsed command line.
+
+        Returns
+        -------
+        Any
+            The parsed value, through ``convert`` when there is one.
+
+        Raises
+        ------
+        InputError
+            From ``convert``, when the value is refused.
+        """
+        value = getattr(args, self.dest)
+        return value if self.convert is None else self.convert(value)
+
+
+@dataclass(frozen=True)
 class ItemSource:
     """Where an instrument's items come from and how ``limit`` of them are drawn: its bank, the
     strata the draw is spread over (`sample_items`) and what a drawn bank entry becomes.
@@ -198,6 +305,7 @@ class Instrument:
     needs_model: ClassVar[bool] = True  # False: runs on record files (episodes, judge labels)
     default_limit: ClassVar[Optional[int]] = None  # items asked when --limit is not given (None: the whole bank)
     source: ClassVar[Optional[ItemSource]] = None  # where `items` draws from (None: the instrument overrides `items`)
+    flags: ClassVar[tuple[Flag, ...]] = ()  # its own flags; `add_arguments` and `options` are derived from them
     backends: ClassVar[tuple[str, ...]] = LOCAL_BACKENDS  # local backends it can load
     requires: ClassVar[frozenset[str]] = frozenset({"score_options"})  # backend capabilities it uses
     caveat_rows: ClassVar[Mapping[str, Sequence[str]]] = {}  # caveat code -> row ids ("*": every measure)
@@ -207,17 +315,19 @@ class Instrument:
     # ---- command line ------------------------------------------------------------------
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        """Add this instrument's own flags (value checks from `liedar._util.argtypes`).
+        """Add this instrument's own flags, as ``flags`` declares them.
 
         Parameters
         ----------
         parser : argparse.ArgumentParser
             The instrument's subcommand parser.
         """
+        for flag in self.flags:
+            flag.add_to(parser)
 
     def options(self, args: argparse.Namespace) -> dict[str, Any]:
-        """Keyword options of `run` from parsed flags; cross-flag checks raise `InputError`
-        here, before the model loads.
+        """Keyword options of `run` from parsed flags, one per declared flag; an instrument
+        adds its cross-flag checks here (raising `InputError`, before the model loads).
 
         Parameters
         ----------
@@ -228,8 +338,13 @@ class Instrument:
         -------
         dict
             Keyword options for `items` and `run`.
+
+        Raises
+        ------
+        InputError
+            When a flag's ``convert`` refuses its value.
         """
-        return {}
+        return {flag.key: flag.read(args) for flag in self.flags}
 
     def inputs(self, options: dict[str, Any]) -> list[Any]:
         """Files this run reads (an ``--output`` may never overwrite one of them).
