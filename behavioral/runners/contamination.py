@@ -15,7 +15,7 @@ import numpy as np
 
 from liedar._util.argtypes import positive_int
 from liedar.behavioral.contamination import DEFAULT_K, ContaminationResult, ItemScore, contamination_check, score_item
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, ItemSource
+from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentRun, ItemSource
 from liedar.behavioral.items.fresh import FACTS, WordedItem, famous_items, fresh_items, from_mcq, max_fresh
 from liedar.behavioral.items.mcq import load_mcq_bank
 from liedar.errors import InputError
@@ -94,6 +94,22 @@ class Contamination(Instrument):
     title = "contamination check: likelihood of the original wording vs rewrites, calibrated on fresh items"
     requires = frozenset({"token_logprobs"})
     source = ItemSource(bank_items, group=lambda it: it.item_id.split("-")[0], options=("bank",))  # by topic
+    flags = (
+        Flag("--bank", "items to check (default the MCQ bank)", choices=BANKS, default="mcq"),
+        Flag(
+            "--fresh",
+            f"fresh calibration items (default {DEFAULT_FRESH})",
+            key="n_fresh",
+            type=positive_int,
+            default=DEFAULT_FRESH,
+        ),
+        Flag(
+            "--calibration",
+            "fresh fact items about real entities outside the bank (default) or invented names",
+            choices=FACTS,
+            default="real",
+        ),
+    )
     caveat_rows = {
         "false_flags_above_nominal": ("contamination_false_flags",),
         "few_items": ("contamination_flag_rate",),
@@ -105,22 +121,8 @@ class Contamination(Instrument):
         order=26,
     )
 
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--bank", choices=BANKS, default="mcq", help="items to check (default the MCQ bank)")
-        parser.add_argument(
-            "--fresh",
-            type=positive_int,
-            default=DEFAULT_FRESH,
-            help=f"fresh calibration items (default {DEFAULT_FRESH})",
-        )
-        parser.add_argument(
-            "--calibration",
-            choices=FACTS,
-            default="real",
-            help="fresh fact items about real entities outside the bank (default) or invented names",
-        )
-
     def options(self, args: argparse.Namespace) -> dict[str, Any]:
+        """The flags' options, once the fresh items suffice and the fact tables hold them."""
         if args.fresh < 80:
             raise InputError(
                 f"--fresh {args.fresh}: give at least 80 fresh items "
@@ -131,7 +133,7 @@ class Contamination(Instrument):
                 f"--fresh {args.fresh}: the real-fact tables allow at most {max_fresh(args.calibration)} fresh items "
                 "in the bank's proportions (or use --calibration invented)"
             )
-        return {"bank": args.bank, "n_fresh": args.fresh, "calibration": args.calibration}
+        return super().options(args)
 
     def run(
         self,

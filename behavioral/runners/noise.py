@@ -13,7 +13,7 @@ import argparse
 from typing import Any, Optional, Sequence
 
 from liedar._util.argtypes import float_list, positive_int
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun
+from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentRun
 from liedar.behavioral.items.mcq import MCQ_ITEMS, N_OPTIONS, MCQItem, load_mcq_bank
 from liedar.behavioral.noise import NoiseComparison, NoiseTrial, noise_curve
 from liedar.behavioral.runners.elicitation import (
@@ -133,6 +133,28 @@ class WeightNoise(Instrument):
     backends = ("transformers",)
     requires = frozenset({"weights"})
     source = MCQ_ITEMS
+    flags = (
+        Flag(
+            "--sigmas",
+            "comma-separated noise standard deviations, each >= 0 (0 = baseline is always included)",
+            type=float_list,
+            default=list(DEFAULT_SIGMAS),
+            convert=tuple,
+        ),
+        Flag(
+            "--seeds",
+            "noise seeds per level",
+            type=positive_int,
+            default=len(DEFAULT_SEEDS),
+            convert=lambda n: tuple(range(n)),
+        ),
+        Flag(
+            "--protocol",
+            "elicitation protocol scoring every level (default zero_shot_letter; e.g. cloze_norm)",
+            default="zero_shot_letter",
+            choices=tuple(PROTOCOLS),
+        ),
+    )
     caveat_rows: dict[str, tuple[str, ...]] = {}  # a curve's caveats (its own baseline) sit on its φ row
     drop_caveats = ("phi_undefined",)  # the not-computable φ row says it
     demo = DemoPlan(
@@ -143,25 +165,11 @@ class WeightNoise(Instrument):
     )
     version = 2
 
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
-            "--sigmas",
-            type=float_list,
-            default=list(DEFAULT_SIGMAS),
-            help="comma-separated noise standard deviations, each >= 0 (0 = baseline is always included)",
-        )
-        parser.add_argument("--seeds", type=positive_int, default=len(DEFAULT_SEEDS), help="noise seeds per level")
-        parser.add_argument(
-            "--protocol",
-            default="zero_shot_letter",
-            choices=tuple(PROTOCOLS),
-            help="elicitation protocol scoring every level (default zero_shot_letter; e.g. cloze_norm)",
-        )
-
     def options(self, args: argparse.Namespace) -> dict[str, Any]:
+        """The flags' options, once no standard deviation is negative."""
         if any(s < 0 for s in args.sigmas):
             raise InputError(f"--sigmas {args.sigmas}: a standard deviation cannot be negative")
-        return {"sigmas": tuple(args.sigmas), "seeds": tuple(range(args.seeds)), "protocol": args.protocol}
+        return super().options(args)
 
     def run(
         self,

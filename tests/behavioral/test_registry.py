@@ -9,7 +9,7 @@ from typing import Any, Sequence
 import pytest
 
 from liedar.behavioral import registry
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, ItemSource, sample_items
+from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentRun, ItemSource, sample_items
 from liedar.cli import main
 from liedar.errors import InputError
 from liedar.results import Caveat, Section
@@ -34,13 +34,12 @@ class ToyInstrument(Instrument):
     source = ItemSource(lambda: ["apple", "berry", "cherry", "date", "fig", "grape"])
     demo = DemoPlan(full={"limit": 4}, quick={"limit": 2}, order=1)
 
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--letter", default="a")
+    flags = (Flag("--letter", "the letter to count (default a)", default="a"),)
 
     def options(self, args: argparse.Namespace) -> dict[str, Any]:
         if len(args.letter) != 1:
             raise InputError(f"--letter {args.letter!r}: give one character")
-        return {"letter": args.letter}
+        return super().options(args)
 
     def run(self, backend: Any, items: Sequence[str], *, interval: str = "clopper-pearson", seed: int = 0,
             progress: bool = False, letter: str = "a", **options: Any) -> InstrumentRun:  # fmt: skip
