@@ -95,3 +95,16 @@ def test_sample_items_is_stratified_seeded_and_in_bank_order() -> None:
     assert sorted({g for g, _ in picked}) == ["a", "b", "c"] and len(picked) == 6
     assert picked == sorted(picked, key=bank.index) and picked == sample_items(bank, 6, 3, lambda x: x[0])
     assert sample_items(bank, 6, seed=4, group=lambda x: x[0]) != picked
+
+
+def test_the_cli_flags_are_the_declared_ones() -> None:
+    """Each instrument's subcommand has the flags it declares (consistency adds ``--items``, its
+    name for ``--limit``), and a flag two instruments share is one declaration."""
+    from liedar.behavioral.runners.observer import FAMILIES
+
+    for inst in registry.BUILTIN:
+        parser = argparse.ArgumentParser()
+        inst.add_arguments(parser)
+        added = [a.option_strings[0] for a in parser._actions if a.option_strings and a.dest != "help"]
+        assert added == (["--items"] if inst.name == "consistency" else []) + [f.flag for f in inst.flags]
+    assert FAMILIES in registry.get("observer").flags and FAMILIES in registry.get("verbalized").flags
