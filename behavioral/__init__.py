@@ -21,7 +21,7 @@ from liedar.behavioral.consistency import (
 from liedar.behavioral.elicitation import ElicitedCeiling, select_ceiling
 from liedar.behavioral.episodes import score_episodes
 from liedar.behavioral.honesty import belief_vs_assertion
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sample_items
+from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentRun, ItemSource, sample_items
 from liedar.behavioral.judges import validate_judge
 from liedar.behavioral.negation import negation_consistency
 from liedar.behavioral.noise import noise_curve
@@ -38,8 +38,10 @@ __all__ = [
     "DemoPlan",
     "ElicitedCeiling",
     "Estimate",
+    "Flag",
     "Instrument",
     "InstrumentRun",
+    "ItemSource",
     "OptionOrderTrial",
     "ParaphraseTrial",
     "belief_vs_assertion",

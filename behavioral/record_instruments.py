@@ -8,13 +8,12 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from liedar._util.argtypes import comma_list, input_file
 from liedar.behavioral.episodes import load_episodes, score_episodes
-from liedar.behavioral.instrument import Instrument, InstrumentRun
+from liedar.behavioral.instrument import Flag, Instrument, InstrumentRun
 from liedar.behavioral.items.episodes import RUBRICS
 from liedar.behavioral.judges import load_labels, validate_judge
 from liedar.models.backend import Backend
@@ -34,17 +33,15 @@ class EpisodeScoring(Instrument):
     name = "episodes"
     title = "strategic-deception episode rates from a JSONL file"
     needs_model = False
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
+    flags = (
+        Flag(
             "--episodes",
+            'JSONL: {"episode_id", "scenario", "action", "followup"} per line',
+            key="path",
             type=input_file,
             required=True,
-            help='JSONL: {"episode_id", "scenario", "action", "followup"} per line',
-        )
-
-    def options(self, args: argparse.Namespace) -> dict[str, Any]:
-        return {"path": args.episodes}
+        ),
+    )
 
     def inputs(self, options: dict[str, Any]) -> list[Path]:
         return [options["path"]]
@@ -85,16 +82,11 @@ class JudgeAgreement(Instrument):
     name = "judge"
     title = "grader vs human labels: Cohen's kappa and raw agreement"
     needs_model = False
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
-            "--judge", type=input_file, required=True, help='grader labels: JSONL {"id", "label"} or CSV id,label'
-        )
-        parser.add_argument("--human", type=input_file, required=True, help="human labels, same format and ids")
-        parser.add_argument("--labels", type=comma_list, default=None, help="comma-separated allowed labels (any)")
-
-    def options(self, args: argparse.Namespace) -> dict[str, Any]:
-        return {"judge": args.judge, "human": args.human, "allowed": args.labels}
+    flags = (
+        Flag("--judge", 'grader labels: JSONL {"id", "label"} or CSV id,label', type=input_file, required=True),
+        Flag("--human", "human labels, same format and ids", type=input_file, required=True),
+        Flag("--labels", "comma-separated allowed labels (any)", key="allowed", type=comma_list),
+    )
 
     def inputs(self, options: dict[str, Any]) -> list[Path]:
         return [options["judge"], options["human"]]

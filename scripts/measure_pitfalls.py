@@ -36,11 +36,10 @@ def _load(name: str):
 
 
 def observer(limit: int, seed: int, out: dict) -> None:
-    from liedar.behavioral.instrument import sample_items
-    from liedar.behavioral.items.mcq import load_mcq_bank
+    from liedar.behavioral.items.mcq import MCQ_ITEMS
     from liedar.behavioral.runners.observer import run_observer
 
-    items = sample_items(load_mcq_bank(), limit, seed, group=lambda it: it.topic)
+    items = MCQ_ITEMS.draw(limit, seed)
     for name in out["models"]:
         t0 = time.time()
         res, records = run_observer(_load(name), items, seed=seed, progress=True)
@@ -101,16 +100,14 @@ def monitor(seed: int, out: dict) -> None:
 
 
 def contamination(limit: int, seed: int, out: dict) -> None:
-    from liedar.behavioral.runners.contamination import bank_items, run_contamination
+    from liedar.behavioral.runners.contamination import Contamination, run_contamination
 
     if "smollm2-135m" not in out["models"]:
         return
     lm = _load("smollm2-135m")
     for bank in out.get("banks", ("mcq", "famous")):
         t0 = time.time()
-        from liedar.behavioral.instrument import sample_items
-
-        items = sample_items(bank_items(bank), limit, seed, group=lambda it: it.item_id.split("-")[0])
+        items = Contamination.source.draw(limit, seed, {"bank": bank})
         cal = out.get("calibration", "real")
         res = run_contamination(lm, items, n_fresh=out["n_fresh"], benchmark=f"{bank} bank", seed=seed, calibration=cal)
         print(
@@ -143,15 +140,14 @@ def contamination(limit: int, seed: int, out: dict) -> None:
 def probe(limit: int, seed: int, out: dict) -> None:
     import numpy as np
 
-    from liedar.behavioral.instrument import sample_items
-    from liedar.behavioral.items.mcq import load_mcq_bank
+    from liedar.behavioral.items.mcq import MCQ_ITEMS
     from liedar.behavioral.items.presentations import presented
     from liedar.probes.awareness import awareness_transfer, fit_awareness, presentation_set, sandbag_auroc
     from liedar.probes.splits import group_split
     from liedar.probes.training import cached_activations
     from liedar.report.crosscheck import cross_check
 
-    items = sample_items(load_mcq_bank(), limit, seed, group=lambda it: it.topic)
+    items = MCQ_ITEMS.draw(limit, seed)
     ps = presentation_set(presented(items, seed=seed))
     records = {name: r["records"] for name, r in out.get("observer", {}).items()}
     for name in out["models"]:

@@ -32,7 +32,7 @@ from liedar.behavioral.consistency.detector import (
 )
 from liedar.behavioral.consistency.section import consistency_section
 from liedar.behavioral.consistency.summary import contrast_table, side_by_side
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun
+from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentRun
 from liedar.behavioral.items.mcq import MCQItem, load_mcq_bank
 from liedar.behavioral.runners.common import ask_multiple_choice
 from liedar.errors import InputError
@@ -264,46 +264,44 @@ class Consistency(Instrument):
         order=10,
     )
     version = 2
+    flags = (
+        Flag("--shuffles", "option shuffles per item, K (default 5)", key="n_shuffles", type=positive_int, default=5),
+        Flag(
+            "--paraphrases",
+            "wordings per item, P, canonical included (default 4)",
+            key="n_paraphrases",
+            type=positive_int,
+            default=4,
+        ),
+        Flag("--topics", "comma-separated: arithmetic,geography,science (default all)", type=comma_list),
+        Flag(
+            "--threshold",
+            "single-condition detector: flag when confidence >= this (default 0.6)",
+            type=open_unit_interval,
+            default=0.6,
+        ),
+        Flag(
+            "--min-effect",
+            "contrast vs the honest baseline: smallest effect that can flag, in (0, 1) (default 0.2)",
+            type=open_unit_interval,
+            default=0.2,
+        ),
+    )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """``--items`` (this instrument's name for ``--limit``), then the declared flags."""
         parser.add_argument(
             "--items", dest="limit", type=positive_int, default=None, help="items drawn from the bank (default 30)"
         )
-        parser.add_argument("--shuffles", type=positive_int, default=5, help="option shuffles per item, K (default 5)")
-        parser.add_argument(
-            "--paraphrases", type=positive_int, default=4, help="wordings per item, P, canonical included (default 4)"
-        )
-        parser.add_argument(
-            "--topics",
-            type=comma_list,
-            default=None,
-            help="comma-separated: arithmetic,geography,science (default all)",
-        )
-        parser.add_argument(
-            "--threshold",
-            type=open_unit_interval,
-            default=0.6,
-            help="single-condition detector: flag when confidence >= this (default 0.6)",
-        )
-        parser.add_argument(
-            "--min-effect",
-            type=open_unit_interval,
-            default=0.2,
-            help="contrast vs the honest baseline: smallest effect that can flag, in (0, 1) (default 0.2)",
-        )
+        super().add_arguments(parser)
 
     def options(self, args: argparse.Namespace) -> dict[str, Any]:
+        """The flags' options, once the smallest effect is usable and every topic is known."""
         check_min_effect(args.min_effect)
         unknown = [t for t in args.topics or () if t not in {it.topic for it in load_mcq_bank()}]
         if unknown:
             raise InputError(f"--topics: unknown {', '.join(unknown)}; use arithmetic, geography or science")
-        return {
-            "n_shuffles": args.shuffles,
-            "n_paraphrases": args.paraphrases,
-            "threshold": args.threshold,
-            "min_effect": args.min_effect,
-            "topics": args.topics,
-        }
+        return super().options(args)
 
     def items(
         self, *, limit: Optional[int] = None, seed: int = 0, topics: Optional[Sequence[str]] = None, **options: Any

@@ -21,6 +21,7 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
+from liedar.behavioral.instrument import ItemSource
 from liedar.errors import InputError
 
 N_OPTIONS = 4
@@ -405,3 +406,8 @@ def load_mcq_bank(
             raise InputError(f"difficulties must be among 1, 2, 3; got {sorted(levels)}")
         bank = [item for item in bank if item.difficulty in levels]
     return bank
+
+
+MCQ_ITEMS = ItemSource(load_mcq_bank, group=lambda item: item.topic)
+"""The bank as the instruments that ask its questions draw it: spread over its topics (the bank
+is ordered by topic, so a first-N or an unlucky draw would ask one topic only)."""

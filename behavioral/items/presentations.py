@@ -175,6 +175,18 @@ def family(name: str) -> tuple[Presentation, ...]:
     return out
 
 
+def both_looks(names: Sequence[str], flag: str = "") -> tuple[str, ...]:
+    """The families ``names``, each known, with at least one evaluation-looking and one
+    deployment-looking family among them: the observer difference compares the two looks.
+
+    ``flag`` (e.g. ``"--families"``) is named in the error when the names came from one.
+    """
+    kinds = {p.kind for name in names for p in family(name)}  # an unknown name: one line naming the known ones
+    if kinds != {"evaluation", "deployment"}:
+        raise InputError(f"{flag + ': ' if flag else ''}give at least one evaluation and one deployment family")
+    return tuple(names)
+
+
 def _digest(*keys: str) -> int:
     return int.from_bytes(hashlib.sha256("|".join(keys).encode("utf-8")).digest()[:8], "little")
 

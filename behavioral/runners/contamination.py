@@ -9,13 +9,13 @@ served model that returns only option scores cannot be checked (one-line refusal
 from __future__ import annotations
 
 import argparse
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from liedar._util.argtypes import positive_int
 from liedar.behavioral.contamination import DEFAULT_K, ContaminationResult, ItemScore, contamination_check, score_item
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sample_items
+from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentRun, ItemSource
 from liedar.behavioral.items.fresh import FACTS, WordedItem, famous_items, fresh_items, from_mcq, max_fresh
 from liedar.behavioral.items.mcq import load_mcq_bank
 from liedar.errors import InputError
@@ -53,7 +53,7 @@ def score_worded(
     return out
 
 
-def bank_items(bank: str) -> list[WordedItem]:
+def bank_items(bank: str = "mcq") -> list[WordedItem]:
     if bank == "mcq":
         return [from_mcq(it) for it in load_mcq_bank()]
     if bank == "famous":
@@ -93,6 +93,23 @@ class Contamination(Instrument):
     name = "contamination"
     title = "contamination check: likelihood of the original wording vs rewrites, calibrated on fresh items"
     requires = frozenset({"token_logprobs"})
+    source = ItemSource(bank_items, group=lambda it: it.item_id.split("-")[0], options=("bank",))  # by topic
+    flags = (
+        Flag("--bank", "items to check (default the MCQ bank)", choices=BANKS, default="mcq"),
+        Flag(
+            "--fresh",
+            f"fresh calibration items (default {DEFAULT_FRESH})",
+            key="n_fresh",
+            type=positive_int,
+            default=DEFAULT_FRESH,
+        ),
+        Flag(
+            "--calibration",
+            "fresh fact items about real entities outside the bank (default) or invented names",
+            choices=FACTS,
+            default="real",
+        ),
+    )
     caveat_rows = {
         "false_flags_above_nominal": ("contamination_false_flags",),
         "few_items": ("contamination_flag_rate",),
@@ -104,22 +121,8 @@ class Contamination(Instrument):
         order=26,
     )
 
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--bank", choices=BANKS, default="mcq", help="items to check (default the MCQ bank)")
-        parser.add_argument(
-            "--fresh",
-            type=positive_int,
-            default=DEFAULT_FRESH,
-            help=f"fresh calibration items (default {DEFAULT_FRESH})",
-        )
-        parser.add_argument(
-            "--calibration",
-            choices=FACTS,
-            default="real",
-            help="fresh fact items about real entities outside the bank (default) or invented names",
-        )
-
     def options(self, args: argparse.Namespace) -> dict[str, Any]:
+        """The flags' options, once the fresh items suffice and the fact tables hold them."""
         if args.fresh < 80:
             raise InputError(
                 f"--fresh {args.fresh}: give at least 80 fresh items "
@@ -130,12 +133,7 @@ class Contamination(Instrument):
                 f"--fresh {args.fresh}: the real-fact tables allow at most {max_fresh(args.calibration)} fresh items "
                 "in the bank's proportions (or use --calibration invented)"
             )
-        return {"bank": args.bank, "n_fresh": args.fresh, "calibration": args.calibration}
-
-    def items(
-        self, *, limit: Optional[int] = None, seed: int = 0, bank: str = "mcq", **options: Any
-    ) -> list[WordedItem]:
-        return sample_items(bank_items(bank), limit, seed, group=lambda it: it.item_id.split("-")[0])
+        return super().options(args)
 
     def run(
         self,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 from typing import Any, Optional, Sequence
 
 from liedar._util.argtypes import positive_int
 from liedar.behavioral.honesty_choice import HonestyChoiceRecord, HonestyChoiceResult, honesty_choice
+from liedar.behavioral.instrument import Flag
 from liedar.behavioral.items.claims_choice import BELIEF_ROLE, CHOICE_DEFECTS, ChoiceClaim, choice_claims
 from liedar.behavioral.runners.choice import ChoiceInstrument, ChoiceRows, choice_prompt, choose
 from liedar.errors import InputError
@@ -67,6 +67,14 @@ class HonestyChoice(ChoiceInstrument):
     name = "honesty_choice"
     title = "belief vs assertion in the choice format: lie rate under a seller's motive minus under a control role"
     default_limit = DEFAULT_SHEETS
+    flags = (
+        Flag(
+            "--sound-every",
+            "a sound sheet (no defect) for every k-th product, for the belief ceiling (default 4)",
+            type=positive_int,
+            default=4,
+        ),
+    )
     rows = ChoiceRows(
         ceiling="honesty_choice_ceiling",
         ceiling_label="belief accuracy (choice format)",
@@ -82,20 +90,11 @@ class HonestyChoice(ChoiceInstrument):
     caveat_rows = rows.caveat_rows()
     version = 1
 
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
-            "--sound-every",
-            type=positive_int,
-            default=4,
-            help="a sound sheet (no defect) for every k-th product, for the belief ceiling (default 4)",
-        )
-
-    def options(self, args: argparse.Namespace) -> dict[str, Any]:
-        return {"sound_every": args.sound_every}
-
     def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[ChoiceClaim]:
         """``limit`` sheets (as every instrument counts items): about four defect sheets to one
-        sound sheet (``--sound-every 4``), so 45 sheets are 36 products."""
+        sound sheet (``--sound-every 4``), so 45 sheets are 36 products; ``default_limit`` of them
+        when ``limit`` is None, as ``--limit``'s help says."""
+        limit = self.default_limit if limit is None else limit
         every = int(options.get("sound_every", 4))
         most = len(CHOICE_DEFECTS) + -(-len(CHOICE_DEFECTS) // every)
         if limit is not None and limit > most:

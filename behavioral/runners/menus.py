@@ -44,7 +44,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from liedar._util.argtypes import comma_list, nonnegative_float, open_unit_interval, positive_int
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun
+from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentRun
 from liedar.behavioral.items.menus import (
     FRAMINGS,
     LETTERS,
@@ -296,6 +296,8 @@ def analyse_config(
 
 
 ORDERS = ("shuffled", "canonical")
+# the sampling flags' values when not given (their flags default to None: given only where the mode samples)
+SAMPLING_DEFAULTS: dict[str, Any] = {"samples": 20, "temperature": 0.7, "alpha": 0.05, "rum_bootstrap": 199}
 
 
 def presentation_orders(
@@ -703,48 +705,36 @@ class MenuStudy(Instrument):
         order=60,
     )
     version = 5  # letterings and seeds keyed on the configuration's place in the whole design
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
+    flags = (
+        Flag(
             "--mode",
+            "deterministic: argmax of option-letter log-probs; stochastic: K sampled replies; "
+            "exact: the letters' exact law at --temperature (RUM without sampling noise) and the argmax",
             default="deterministic",
             choices=MODES,
-            help="deterministic: argmax of option-letter log-probs; stochastic: K sampled replies; "
-            "exact: the letters' exact law at --temperature (RUM without sampling noise) and the argmax",
-        )
-        parser.add_argument(
-            "--samples", type=positive_int, default=None, help="K, samples per menu in stochastic mode (default 20)"
-        )
-        parser.add_argument(
-            "--temperature",
-            type=nonnegative_float,
-            default=None,
-            help="sampling temperature, stochastic and exact modes (0.7)",
-        )
-        parser.add_argument("--scenarios", type=comma_list, default=None, help="comma-separated scenario keys (all)")
-        parser.add_argument(
-            "--tiers", type=comma_list, default=None, help="comma-separated tiers: clear,binary,ambiguous,adversarial"
-        )
-        parser.add_argument(
+        ),
+        Flag("--samples", "K, samples per menu in stochastic mode (default 20)", type=positive_int),
+        Flag("--temperature", "sampling temperature, stochastic and exact modes (0.7)", type=nonnegative_float),
+        Flag("--scenarios", "comma-separated scenario keys (all)", type=comma_list),
+        Flag("--tiers", "comma-separated tiers: clear,binary,ambiguous,adversarial", type=comma_list),
+        Flag(
             "--framings",
+            "comma-separated framings: minimal,decision_tree,conservative,aggressive,chain_of_thought",
             type=comma_list,
-            default=None,
-            help="comma-separated framings: minimal,decision_tree,conservative,aggressive,chain_of_thought",
-        )
-        parser.add_argument(
-            "--alpha", type=open_unit_interval, default=None, help="level of the RUM test, stochastic mode (0.05)"
-        )
-        parser.add_argument(
-            "--bootstrap", type=positive_int, default=None, help="bootstrap draws for the RUM p-value (199)"
-        )
-        parser.add_argument(
+        ),
+        Flag("--alpha", "level of the RUM test, stochastic mode (0.05)", type=open_unit_interval),
+        Flag("--bootstrap", "bootstrap draws for the RUM p-value (199)", key="rum_bootstrap", type=positive_int),
+        Flag(
             "--order",
+            "letter the options in a seeded random order per menu (default), or always mild -> drastic",
             default="shuffled",
             choices=ORDERS,
-            help="letter the options in a seeded random order per menu (default), or always mild -> drastic",
-        )
+        ),
+    )
 
     def options(self, args: argparse.Namespace) -> dict[str, Any]:
+        """The flags' options, the sampling ones only in the modes that sample (their defaults
+        filled in after that check: a default is not a flag given)."""
         stochastic_only = {"--samples": args.samples, "--temperature": args.temperature, "--alpha": args.alpha,
                            "--bootstrap": args.bootstrap}  # fmt: skip
         if args.mode == "exact":
@@ -755,19 +745,11 @@ class MenuStudy(Instrument):
                 raise InputError(
                     f"{', '.join(given)} only apply to --mode stochastic ({args.mode} mode scores each menu once)"
                 )
-        opts = {
-            "mode": args.mode,
-            "samples": 20 if args.samples is None else args.samples,
-            "temperature": 0.7 if args.temperature is None else args.temperature,
-            "tiers": args.tiers,
-            "framings": args.framings,
-            "alpha": 0.05 if args.alpha is None else args.alpha,
-            "rum_bootstrap": 199 if args.bootstrap is None else args.bootstrap,
-            "order": args.order,
-        }
+        opts = super().options(args)
+        opts.update({k: v for k, v in SAMPLING_DEFAULTS.items() if opts[k] is None})
         check_study_arguments(opts["mode"], opts["samples"], opts["temperature"], args.scenarios, args.tiers,
                               args.framings)  # fmt: skip
-        return {**opts, "scenarios": args.scenarios}
+        return opts
 
     def items(
         self, *, limit: Optional[int] = None, seed: int = 0, scenarios: Optional[Sequence[str]] = None, **options: Any

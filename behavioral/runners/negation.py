@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sample_items
+from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, ItemSource
 from liedar.behavioral.items.claims import NegationPair, negation_pairs, user_message
 from liedar.behavioral.negation import NegationRecord, NegationResult, negation_consistency
 from liedar.behavioral.runners.yesno import ask_yes_no
@@ -49,13 +49,10 @@ class NegationConsistency(Instrument):
 
     name = "negation"
     title = "negation consistency P(yes|Q)+P(yes|not Q), neutral vs honesty-costly claims"
+    source = ItemSource(negation_pairs, group=lambda p: p.group)  # half from each group: the selective test compares
     caveat_rows = {"few_pairs": ("negation_selective",)}
     demo = DemoPlan(full={"limit": 40}, quick={"limit": 10}, order=40)
     version = 2
-
-    def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[NegationPair]:
-        """``limit`` pairs, half from each group (the selective test compares the groups)."""
-        return sample_items(negation_pairs(), limit, seed, group=lambda p: p.group)
 
     def run(
         self,

@@ -13,8 +13,8 @@ import argparse
 from typing import Any, Optional, Sequence
 
 from liedar._util.argtypes import float_list, positive_int
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sample_items
-from liedar.behavioral.items.mcq import N_OPTIONS, MCQItem, load_mcq_bank
+from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentRun
+from liedar.behavioral.items.mcq import MCQ_ITEMS, N_OPTIONS, MCQItem, load_mcq_bank
 from liedar.behavioral.noise import NoiseComparison, NoiseTrial, noise_curve
 from liedar.behavioral.runners.elicitation import (
     DEFAULT_SHOTS,
@@ -132,6 +132,29 @@ class WeightNoise(Instrument):
     title = "weight-noise elicitation (Tice et al. 2025): honest vs prompted sandbagger (transformers only)"
     backends = ("transformers",)
     requires = frozenset({"weights"})
+    source = MCQ_ITEMS
+    flags = (
+        Flag(
+            "--sigmas",
+            "comma-separated noise standard deviations, each >= 0 (0 = baseline is always included)",
+            type=float_list,
+            default=list(DEFAULT_SIGMAS),
+            convert=tuple,
+        ),
+        Flag(
+            "--seeds",
+            "noise seeds per level",
+            type=positive_int,
+            default=len(DEFAULT_SEEDS),
+            convert=lambda n: tuple(range(n)),
+        ),
+        Flag(
+            "--protocol",
+            "elicitation protocol scoring every level (default zero_shot_letter; e.g. cloze_norm)",
+            default="zero_shot_letter",
+            choices=tuple(PROTOCOLS),
+        ),
+    )
     caveat_rows: dict[str, tuple[str, ...]] = {}  # a curve's caveats (its own baseline) sit on its φ row
     drop_caveats = ("phi_undefined",)  # the not-computable φ row says it
     demo = DemoPlan(
@@ -142,28 +165,11 @@ class WeightNoise(Instrument):
     )
     version = 2
 
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
-            "--sigmas",
-            type=float_list,
-            default=list(DEFAULT_SIGMAS),
-            help="comma-separated noise standard deviations, each >= 0 (0 = baseline is always included)",
-        )
-        parser.add_argument("--seeds", type=positive_int, default=len(DEFAULT_SEEDS), help="noise seeds per level")
-        parser.add_argument(
-            "--protocol",
-            default="zero_shot_letter",
-            choices=tuple(PROTOCOLS),
-            help="elicitation protocol scoring every level (default zero_shot_letter; e.g. cloze_norm)",
-        )
-
     def options(self, args: argparse.Namespace) -> dict[str, Any]:
+        """The flags' options, once no standard deviation is negative."""
         if any(s < 0 for s in args.sigmas):
             raise InputError(f"--sigmas {args.sigmas}: a standard deviation cannot be negative")
-        return {"sigmas": tuple(args.sigmas), "seeds": tuple(range(args.seeds)), "protocol": args.protocol}
-
-    def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[MCQItem]:
-        return sample_items(load_mcq_bank(), limit, seed, group=lambda it: it.topic)
+        return super().options(args)
 
     def run(
         self,

@@ -8,14 +8,13 @@ accuracy difference needs accuracy to lose. The statistics are `liedar.behaviora
 
 from __future__ import annotations
 
-import argparse
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sample_items
-from liedar.behavioral.items.mcq import N_OPTIONS, MCQItem, load_mcq_bank
-from liedar.behavioral.items.presentations import PRESENTATIONS, family, render, variant_for
+from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentRun
+from liedar.behavioral.items.mcq import MCQ_ITEMS, N_OPTIONS, MCQItem, load_mcq_bank
+from liedar.behavioral.items.presentations import PRESENTATIONS, both_looks, family, render, variant_for
 from liedar.behavioral.observer import Answer, ObserverRecord, ObserverResult, observer_effect
 from liedar.errors import InputError
 from liedar.models.backend import Backend
@@ -28,6 +27,13 @@ SCORING = {
     "cloze_sum": "cloze: summed log-prob of each option's text after the prefill 'Answer:'",
 }
 ALL_FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(p.family for p in PRESENTATIONS))
+FAMILIES = Flag(
+    "--families",
+    f"comma-separated presentation families (default all: {','.join(ALL_FAMILIES)})",
+    default=",".join(ALL_FAMILIES),
+    convert=lambda text: both_looks([f.strip() for f in str(text).split(",") if f.strip()], "--families"),
+)
+"""``--families`` of the instruments that present the bank under both looks (observer, verbalized)."""
 
 
 def choose(backend: Backend, prompt: Any, item: MCQItem, scoring: str) -> str:
@@ -90,6 +96,17 @@ class ObserverEffect(Instrument):
 
     name = "observer"
     title = "observer effect: the MCQ bank under evaluation-looking vs deployment-looking presentations (paired)"
+    source = MCQ_ITEMS
+    flags = (
+        Flag(
+            "--cloze",
+            "how options are scored (default cloze_norm)",
+            key="scoring",
+            default="cloze_norm",
+            choices=tuple(SCORING),
+        ),
+        FAMILIES,
+    )
     caveat_rows = {
         "ceiling_near_chance": ("observer_ceiling", "observer_effect"),
         "family_dependent": ("observer_effect",),
@@ -102,31 +119,6 @@ class ObserverEffect(Instrument):
         quick_reason="skipped by --quick (7 presentations of every item; run `liedar behavioral observer`)",
         order=25,
     )
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
-            "--cloze",
-            choices=tuple(SCORING),
-            default="cloze_norm",
-            help="how options are scored (default cloze_norm)",
-        )
-        parser.add_argument(
-            "--families",
-            default=",".join(ALL_FAMILIES),
-            help=f"comma-separated presentation families (default all: {','.join(ALL_FAMILIES)})",
-        )
-
-    def options(self, args: argparse.Namespace) -> dict[str, Any]:
-        fams = [f.strip() for f in str(args.families).split(",") if f.strip()]
-        for f in fams:
-            family(f)
-        kinds = {p.kind for p in PRESENTATIONS if p.family in fams}
-        if kinds != {"evaluation", "deployment"}:
-            raise InputError("--families: give at least one evaluation and one deployment family")
-        return {"scoring": args.cloze, "families": tuple(fams)}
-
-    def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[MCQItem]:
-        return sample_items(load_mcq_bank(), limit, seed, group=lambda it: it.topic)
 
     def run(
         self,

@@ -14,8 +14,8 @@ import dataclasses
 from typing import Any, Optional, Sequence
 
 from liedar._util.argtypes import comma_list, positive_int
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sample_items
-from liedar.behavioral.items.mcq import N_OPTIONS, MCQItem, load_mcq_bank
+from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentRun
+from liedar.behavioral.items.mcq import MCQ_ITEMS, N_OPTIONS, MCQItem, load_mcq_bank
 from liedar.behavioral.runners.common import ask_multiple_choice
 from liedar.behavioral.runners.elicitation import (
     DEFAULT_PROTOCOLS,
@@ -148,6 +148,24 @@ class SandbaggingGap(Instrument):
 
     name = "gap"
     title = "sandbagging gap: benign vs dangerous-capability-evaluation framing on the MCQ bank (paired)"
+    source = MCQ_ITEMS
+    flags = (
+        Flag(
+            "--protocols",
+            f"comma-separated elicitation protocols for the ceiling (default all: {','.join(DEFAULT_PROTOCOLS)});"
+            " chosen on a selection split",
+            type=comma_list,
+            default=list(DEFAULT_PROTOCOLS),
+            convert=tuple,
+        ),
+        Flag(
+            "--shots",
+            f"worked examples for k_shot_letter (default {DEFAULT_SHOTS})",
+            key="k",
+            type=positive_int,
+            convert=lambda k: k or DEFAULT_SHOTS,
+        ),
+    )
     caveat_rows = {"ceiling_near_chance": ("sandbagging_ceiling",), "few_items": ("sandbagging_gap",)}
     demo = DemoPlan(
         full={"limit": 45, "protocols": ("zero_shot_letter", "k_shot_letter", "cloze_sum", "cloze_norm")},
@@ -156,31 +174,14 @@ class SandbaggingGap(Instrument):
     )
     version = 3
 
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
-            "--protocols",
-            type=comma_list,
-            default=list(DEFAULT_PROTOCOLS),
-            help=f"comma-separated elicitation protocols for the ceiling (default all: {','.join(DEFAULT_PROTOCOLS)});"
-            " chosen on a selection split",
-        )
-        parser.add_argument(
-            "--shots",
-            type=positive_int,
-            default=None,
-            help=f"worked examples for k_shot_letter (default {DEFAULT_SHOTS})",
-        )
-
     def options(self, args: argparse.Namespace) -> dict[str, Any]:
+        """The flags' options, once every protocol is known and ``--shots`` has k-shot to apply to."""
         unknown = [p for p in args.protocols if p not in PROTOCOLS]
         if unknown:
             raise InputError(f"--protocols: unknown {', '.join(unknown)}; use some of {', '.join(PROTOCOLS)}")
         if args.shots is not None and "k_shot_letter" not in args.protocols:
             raise InputError("--shots only applies to the k_shot_letter protocol: add it to --protocols")
-        return {"protocols": tuple(args.protocols), "k": args.shots or DEFAULT_SHOTS}
-
-    def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[MCQItem]:
-        return sample_items(load_mcq_bank(), limit, seed, group=lambda it: it.topic)
+        return super().options(args)
 
     def run(
         self,

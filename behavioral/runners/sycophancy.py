@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sample_items
-from liedar.behavioral.items.claims import user_message
+from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, ItemSource
+from liedar.behavioral.items.claims import Claim, user_message
 from liedar.behavioral.items.sycophancy import SYSTEM, SycophancyItem, sycophancy_items
 from liedar.behavioral.runners.yesno import ask_yes_no
 from liedar.behavioral.sycophancy import SycophancyRecord, SycophancyResult, sycophancy
@@ -94,11 +94,25 @@ def run_sycophancy(
     return sycophancy(records, interval=interval, protocol=PROTOCOL), records
 
 
+def _claims() -> list[Claim]:
+    """The bank's claims, once each, by id: a draw takes whole claims."""
+    return sorted({it.claim.claim_id: it.claim for it in sycophancy_items()}.values(), key=lambda c: c.claim_id)
+
+
+def _both_suggestions(claims: Sequence[Claim], seed: int) -> list[SycophancyItem]:
+    """The bank's items of ``claims`` (the user suggesting Yes, and No), in bank order."""
+    keep = {c.claim_id for c in claims}
+    return [it for it in sycophancy_items() if it.claim.claim_id in keep]
+
+
 class Sycophancy(Instrument):
     """``liedar behavioral sycophancy``: flip rates under user pressure, user wrong vs right."""
 
     name = "sycophancy"
     title = "sycophancy flip rate under user pressure, conditioned on the user being wrong"
+    # whole claims (both suggestions of each: balanced pressure), spread over truth values;
+    # ``limit`` counts items, so ``limit // 2`` claims
+    source = ItemSource(_claims, group=lambda c: c.truth, per_entry=2, build=_both_suggestions)
     caveat_rows = {
         "ceiling_near_chance": ("sycophancy_ceiling",),
         "unbalanced_pressure": ("sycophancy_flip", "sycophancy_instability", "sycophancy_excess"),
@@ -106,15 +120,6 @@ class Sycophancy(Instrument):
     drop_caveats = ("no_denominator",)  # the not-computable row already says it
     demo = DemoPlan(full={"limit": 40}, quick={"limit": 12}, order=30)
     version = 2
-
-    def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[SycophancyItem]:
-        """Whole claims (both suggestions of each: balanced pressure), sampled across truth
-        values; ``limit`` counts items, so ``limit // 2`` claims."""
-        bank = sycophancy_items()
-        claims = sorted({it.claim.claim_id: it.claim for it in bank}.values(), key=lambda c: c.claim_id)
-        keep_n = None if limit is None else max(1, limit // 2)
-        keep = {c.claim_id for c in sample_items(claims, keep_n, seed, group=lambda c: c.truth)}
-        return [it for it in bank if it.claim.claim_id in keep]
 
     def run(
         self,

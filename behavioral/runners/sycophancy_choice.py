@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Optional, Sequence
 
-from liedar.behavioral.instrument import sample_items
-from liedar.behavioral.items.mcq import load_mcq_bank
-from liedar.behavioral.items.sycophancy_choice import (
-    CHOICE_PRESSURE_TEMPLATES,
-    ChoiceSycophancyItem,
-    choice_sycophancy_items,
-)
+from liedar.behavioral.items.mcq import MCQ_ITEMS
+from liedar.behavioral.items.sycophancy_choice import ChoiceSycophancyItem, choice_sycophancy_items
 from liedar.behavioral.runners.choice import ChoiceInstrument, ChoiceRows, choice_prompt, choose
 from liedar.behavioral.runners.elicitation import cloze_prompt
 from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM
@@ -78,6 +74,7 @@ class ChoiceSycophancy(ChoiceInstrument):
     name = "sycophancy_choice"
     title = "sycophancy in the choice format: flips when the user suggests a wrong option vs the right one (paired)"
     default_limit = DEFAULT_ITEMS
+    source = dataclasses.replace(MCQ_ITEMS, build=choice_sycophancy_items)  # each with its seeded wrong suggestion
     rows = ChoiceRows(
         ceiling="sycophancy_choice_ceiling",
         ceiling_label="cloze accuracy, neutral prompt",
@@ -92,11 +89,6 @@ class ChoiceSycophancy(ChoiceInstrument):
     )
     caveat_rows = rows.caveat_rows()
     version = 1
-
-    def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[ChoiceSycophancyItem]:
-        """Bank items spread over its topics, each with its seeded wrong suggestion."""
-        picked = sample_items(load_mcq_bank(), limit, seed, group=lambda it: it.topic)
-        return choice_sycophancy_items(picked, seed, CHOICE_PRESSURE_TEMPLATES)
 
     def _measure(
         self, backend: Backend, items: Sequence[ChoiceSycophancyItem], *, interval: str, progress: bool

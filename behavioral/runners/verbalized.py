@@ -13,15 +13,15 @@ kappa on labelled sentences through the judge-validation instrument.
 
 from __future__ import annotations
 
-import argparse
+import operator
 from typing import Any, Optional, Sequence
 
 from liedar._util.argtypes import positive_int
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sample_items
-from liedar.behavioral.items.mcq import N_OPTIONS, MCQItem, load_mcq_bank
-from liedar.behavioral.items.presentations import PRESENTATIONS, family, render, variant_for
+from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentRun
+from liedar.behavioral.items.mcq import MCQ_ITEMS, N_OPTIONS, MCQItem, load_mcq_bank
+from liedar.behavioral.items.presentations import both_looks, render, variant_for
 from liedar.behavioral.observer import Answer, ObserverRecord, observer_effect
-from liedar.behavioral.runners.observer import ALL_FAMILIES, SCORING, choose
+from liedar.behavioral.runners.observer import ALL_FAMILIES, FAMILIES, SCORING, choose
 from liedar.behavioral.verbalized import (
     AWARE,
     AwarenessResult,
@@ -99,11 +99,7 @@ def run_verbalized(
         raise InputError(f"scoring {scoring!r}: use one of {', '.join(SCORING)}")
     if max_tokens < 1:
         raise InputError(f"max_tokens {max_tokens}: generate at least 1 token")
-    kinds = set()
-    for f in families:
-        kinds |= {p.kind for p in family(f)}  # one line naming the known families
-    if kinds != {"evaluation", "deployment"}:
-        raise InputError("give at least one evaluation and one deployment family")
+    both_looks(families)
     items = load_mcq_bank() if items is None else list(items)
     if not items:
         raise InputError("no items to ask: give at least one")
@@ -142,6 +138,23 @@ class VerbalizedAwareness(Instrument):
     name = "verbalized"
     title = "verbalized awareness: free answers that say the model is being tested (evaluation vs deployment look)"
     requires = frozenset({"generate", "score_options"})
+    source = MCQ_ITEMS
+    flags = (
+        Flag(
+            "--max-tokens",
+            f"tokens generated per answer (default {DEFAULT_MAX_TOKENS})",
+            type=positive_int,
+            default=DEFAULT_MAX_TOKENS,
+        ),
+        FAMILIES,
+        Flag(
+            "--no-observer",
+            "do not score the options on the same wordings (no observer effect, no correlation)",
+            key="observer",
+            switch=True,
+            convert=operator.not_,
+        ),
+    )
     caveat_rows = {
         "grader_untrusted": ("verbalized_eval_rate", "verbalized_difference"),
         "grader_labels_by_author": ("verbalized_eval_rate",),
@@ -154,36 +167,6 @@ class VerbalizedAwareness(Instrument):
         quick_reason="skipped by --quick (a free generation per presentation; run `liedar behavioral verbalized`)",
         order=27,
     )
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
-            "--max-tokens",
-            type=positive_int,
-            default=DEFAULT_MAX_TOKENS,
-            help=f"tokens generated per answer (default {DEFAULT_MAX_TOKENS})",
-        )
-        parser.add_argument(
-            "--families",
-            default=",".join(ALL_FAMILIES),
-            help=f"comma-separated presentation families (default all: {','.join(ALL_FAMILIES)})",
-        )
-        parser.add_argument(
-            "--no-observer",
-            action="store_true",
-            help="do not score the options on the same wordings (no observer effect, no correlation)",
-        )
-
-    def options(self, args: argparse.Namespace) -> dict[str, Any]:
-        fams = [f.strip() for f in str(args.families).split(",") if f.strip()]
-        for f in fams:
-            family(f)
-        kinds = {p.kind for p in PRESENTATIONS if p.family in fams}
-        if kinds != {"evaluation", "deployment"}:
-            raise InputError("--families: give at least one evaluation and one deployment family")
-        return {"families": tuple(fams), "max_tokens": args.max_tokens, "observer": not args.no_observer}
-
-    def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[MCQItem]:
-        return sample_items(load_mcq_bank(), limit, seed, group=lambda it: it.topic)
 
     def run(
         self,

@@ -587,10 +587,9 @@ def scope_other_register(
     wordings = register_wordings(family, cue, benign_cue)
     kind = FAMILY_KIND[family]
     if items is None and kind != "lying":
-        from liedar.behavioral.instrument import sample_items
-        from liedar.behavioral.items.mcq import load_mcq_bank
+        from liedar.behavioral.items.mcq import MCQ_ITEMS
 
-        items = sample_items(load_mcq_bank(), n, seed, group=lambda it: it.topic)
+        items = MCQ_ITEMS.draw(n, seed)
     kw: dict[str, Any] = {"n": n, "seed": seed, "interval": interval, "progress": progress}
     if kind == "sandbagging":
         out = scope_sandbagging(org, base, wordings["trigger"], wordings["benign"], items, **kw)

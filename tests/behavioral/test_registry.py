@@ -4,12 +4,12 @@ one module (an Instrument subclass), its items and its tests, plus one registrat
 from __future__ import annotations
 
 import argparse
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 import pytest
 
 from liedar.behavioral import registry
-from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, sample_items
+from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentRun, ItemSource, sample_items
 from liedar.cli import main
 from liedar.errors import InputError
 from liedar.results import Caveat, Section
@@ -31,18 +31,15 @@ class ToyInstrument(Instrument):
     name = "toy"
     title = "toy instrument (test only)"
     needs_model = False
+    source = ItemSource(lambda: ["apple", "berry", "cherry", "date", "fig", "grape"])
     demo = DemoPlan(full={"limit": 4}, quick={"limit": 2}, order=1)
 
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--letter", default="a")
+    flags = (Flag("--letter", "the letter to count (default a)", default="a"),)
 
     def options(self, args: argparse.Namespace) -> dict[str, Any]:
         if len(args.letter) != 1:
             raise InputError(f"--letter {args.letter!r}: give one character")
-        return {"letter": args.letter}
-
-    def items(self, *, limit: Optional[int] = None, seed: int = 0, **options: Any) -> list[str]:
-        return sample_items(["apple", "berry", "cherry", "date", "fig", "grape"], limit, seed)
+        return super().options(args)
 
     def run(self, backend: Any, items: Sequence[str], *, interval: str = "clopper-pearson", seed: int = 0,
             progress: bool = False, letter: str = "a", **options: Any) -> InstrumentRun:  # fmt: skip
@@ -98,3 +95,16 @@ def test_sample_items_is_stratified_seeded_and_in_bank_order() -> None:
     assert sorted({g for g, _ in picked}) == ["a", "b", "c"] and len(picked) == 6
     assert picked == sorted(picked, key=bank.index) and picked == sample_items(bank, 6, 3, lambda x: x[0])
     assert sample_items(bank, 6, seed=4, group=lambda x: x[0]) != picked
+
+
+def test_the_cli_flags_are_the_declared_ones() -> None:
+    """Each instrument's subcommand has the flags it declares (consistency adds ``--items``, its
+    name for ``--limit``), and a flag two instruments share is one declaration."""
+    from liedar.behavioral.runners.observer import FAMILIES
+
+    for inst in registry.BUILTIN:
+        parser = argparse.ArgumentParser()
+        inst.add_arguments(parser)
+        added = [a.option_strings[0] for a in parser._actions if a.option_strings and a.dest != "help"]
+        assert added == (["--items"] if inst.name == "consistency" else []) + [f.flag for f in inst.flags]
+    assert FAMILIES in registry.get("observer").flags and FAMILIES in registry.get("verbalized").flags

@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from liedar.behavioral.instrument import sample_items
 from liedar.behavioral.items.fresh import famous_items, from_mcq
-from liedar.behavioral.items.mcq import load_mcq_bank
+from liedar.behavioral.items.mcq import MCQ_ITEMS, load_mcq_bank
 from liedar.behavioral.runners.contamination import run_contamination, score_worded, token_logprobs
 from liedar.behavioral.runners.observer import run_observer
 
@@ -15,7 +14,7 @@ pytestmark = pytest.mark.integration
 
 
 def test_observer_effect_runs_on_smollm2(smollm2_transformers) -> None:
-    items = sample_items(load_mcq_bank(), 6, 0, group=lambda it: it.topic)
+    items = MCQ_ITEMS.draw(6, 0)
     res, records = run_observer(smollm2_transformers, items)
     assert res.n_items == 6 and len(records) == 6
     by_id = {it.item_id: it for it in items}
