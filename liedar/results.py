@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Union
 
 from liedar._util.serial import INLINE, OMIT_NONE, Serial, from_data
 from liedar.errors import IncompatibleError, InputError
@@ -77,6 +77,21 @@ class NotComputable(Serial):
             raise InputError("a not-computable row must say why (reason is empty)")
         if self.n < 0:
             raise InputError(f"not-computable row: n={self.n} cannot be negative")
+
+
+Outcome = Union[Estimate, NotComputable]
+"""A number with its interval, or the reason the run has none: what every row that attempted a
+number holds (a `Ceiling`, a `Measure`, a `ValidationCell`). The files keep the two fields
+(``estimate``/``effect`` and ``not_computable``, exactly one set); code reads ``row.outcome``."""
+
+
+def outcome_of(estimate: Optional[Estimate], nc: Optional[NotComputable]) -> Outcome:
+    """The one of ``estimate`` and ``nc`` that is set (rows check that exactly one is)."""
+    if estimate is not None:
+        return estimate
+    if nc is None:
+        raise InputError("a row holds neither an estimate nor the reason there is none")
+    return nc
 
 
 def _check_row(estimate: Optional[Estimate], nc: Optional[NotComputable], where: str) -> None:
@@ -142,6 +157,11 @@ class Ceiling(Serial):
     def __post_init__(self) -> None:
         _check_row(self.estimate, self.not_computable, f"ceiling {self.id!r}")
 
+    @property
+    def outcome(self) -> Outcome:
+        """The ceiling's estimate, or why there is none."""
+        return outcome_of(self.estimate, self.not_computable)
+
 
 @dataclass(frozen=True)
 class Measure(Serial):
@@ -194,8 +214,12 @@ class Measure(Serial):
     @property
     def kind(self) -> Kind:
         """What the row measures, whether or not it has a number."""
-        # a measure holds exactly one of an estimate and the reason there is none
-        return self.estimate.kind if self.estimate is not None else self.not_computable.kind  # type: ignore[union-attr]
+        return self.outcome.kind
+
+    @property
+    def outcome(self) -> Outcome:
+        """The measure's estimate, or why there is none."""
+        return outcome_of(self.estimate, self.not_computable)
 
 
 @dataclass(frozen=True)
@@ -392,6 +416,11 @@ class ValidationCell(Serial):
 
     def __post_init__(self) -> None:
         _check_row(self.effect, self.not_computable, f"validation cell {self.detector}×{self.model}")
+
+    @property
+    def outcome(self) -> Outcome:
+        """The cell's effect, or why there is none."""
+        return outcome_of(self.effect, self.not_computable)
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from liedar.pipeline.validate_detectors import (
 )
 from liedar.report.store import config_hash
 from liedar.results import SCHEMA_VERSION, DetectorValidity, Section, ValidationCell, ValidationMatrix
-from liedar.stats import proportion
+from liedar.stats import Estimate, proportion
 
 VALIDATION_DIR = "validation"
 MATRIX_FILE = "validation-matrix.json"
@@ -661,7 +661,8 @@ def format_table(matrix: ValidationMatrix) -> str:
         for d in DETECTORS:
             c = matrix.cell(d, m)
             if c is not None:
-                text = _fmt_cell(c) if c.effect is not None else f"n/c: {c.not_computable.reason}"  # type: ignore[union-attr]
+                outcome = c.outcome
+                text = _fmt_cell(c) if isinstance(outcome, Estimate) else f"n/c: {outcome.reason}"
                 out.append(f"  {d:<22} {text}")
     out.append("")
     out.append(f"  {'detector':<22} {'recall (targets)':<30} false flags (base + other organisms)")

@@ -36,6 +36,7 @@ from liedar.results import (
     Measure,
     ModelReport,
     NotComputable,
+    Outcome,
     Report,
     TransferMatrix,
     ValidationMatrix,
@@ -147,14 +148,8 @@ def fmt_not_computable(nc: NotComputable) -> str:
     return f"{NOT_COMPUTABLE}: {nc.reason}"
 
 
-def _value_cell(e: Optional[Estimate], nc: Optional[NotComputable]) -> CellLike:
-    # a row holds exactly one of a number and the reason there is none: nc is set when e is not
-    return fmt_estimate(e) if e is not None else Cell(fmt_not_computable(nc), "nc")  # type: ignore[arg-type]
-
-
-def _n_cell(e: Optional[Estimate], nc: Optional[NotComputable]) -> str:
-    # exactly one of e and nc is set (see _value_cell)
-    return str(e.n if e is not None else nc.n)  # type: ignore[union-attr]
+def _value_cell(outcome: Outcome) -> CellLike:
+    return fmt_estimate(outcome) if isinstance(outcome, Estimate) else Cell(fmt_not_computable(outcome), "nc")
 
 
 def _method(e: Optional[Estimate]) -> str:
@@ -188,8 +183,8 @@ def _ceiling_row(c: Ceiling, notes: list[Note]) -> list[CellLike]:
     e = c.estimate
     return [
         c.label,
-        _value_cell(e, c.not_computable),
-        _n_cell(e, c.not_computable),
+        _value_cell(c.outcome),
+        str(c.outcome.n),
         f"{c.chance:.2f}",
         c.protocol,
         _notes_cell(notes),
@@ -217,14 +212,14 @@ def _rate_rows(report: ModelReport, measures: list[Measure], notes: dict[str, li
     rows: list[list[CellLike]] = []
     pit = model_pitfalls(report)
     for m in measures:
-        e, nc = m.estimate, m.not_computable
+        e = m.estimate
         kappa = "" if m.grader_kappa is None else f"; grader κ {fmt_estimate(m.grader_kappa, 2)} (n={m.grader_kappa.n})"
         own = [n for n in notes.get(m.id, []) if not (n.source == "reading" and n.code == PITFALLS_RULE)]
         rows.append(
             [
                 m.label,
-                _value_cell(e, nc),
-                _n_cell(e, nc),
+                _value_cell(m.outcome),
+                str(m.outcome.n),
                 m.kind,
                 _ceiling_cell(report, m),
                 _flag(m),
@@ -450,10 +445,8 @@ def _validation_cell(vm: ValidationMatrix, detector: str, model: str) -> CellLik
         outcome = "correct" if c.flag == c.truth else ("false flag" if c.flag else "missed")
     else:
         style, outcome = "cannot", "not scored"
-    # a cell holds exactly one of an effect and the reason there is none
-    number = (
-        f"{fmt_estimate(c.effect)} (n={c.effect.n})" if c.effect is not None else fmt_not_computable(c.not_computable)
-    )  # type: ignore[arg-type]
+    effect = c.outcome
+    number = f"{fmt_estimate(effect)} (n={effect.n})" if isinstance(effect, Estimate) else fmt_not_computable(effect)
     power = (
         [f"power {c.power['value']:.2f} against the card's effect (80% needs n ≥ {c.power['n_needed']})"]
         if c.power and c.power.get("value") is not None and c.power.get("n_needed")
@@ -633,8 +626,8 @@ def _quality_blocks(mr: ModelReport, figures: dict[str, bytes], notes: dict[str,
                 [
                     [
                         m.label,
-                        _value_cell(m.estimate, m.not_computable),
-                        _n_cell(m.estimate, m.not_computable),
+                        _value_cell(m.outcome),
+                        str(m.outcome.n),
                         _notes_cell(notes.get(m.id, [])),
                         _method(m.estimate),
                     ]

@@ -239,14 +239,8 @@ def _contamination_part(mr: ModelReport, fr: Framing, con: Optional[Measure]) ->
     k = e.successes if e.successes is not None else round(e.value * e.n)
     p = con.details.get("fisher_p_vs_fresh")
     ptxt = f", Fisher p={p:.3g} against held-out fresh items" if isinstance(p, (int, float)) else ""
-    ffr = next((m for m in mr.section.measures if m.id == CONTAMINATION_FALSE_FLAGS and m.estimate is not None), None)
-    # ffr was picked for `estimate is not None`; the check does not reach through next()
-    fresh = (
-        f"; fresh items flagged {ffr.estimate.value:.3f} [{ffr.estimate.lo:.3f}, {ffr.estimate.hi:.3f}] "  # type: ignore[union-attr]
-        f"(n={ffr.estimate.n})"  # type: ignore[union-attr]
-        if ffr is not None
-        else ""
-    )
+    ffr = next((m.estimate for m in mr.section.measures if m.id == CONTAMINATION_FALSE_FLAGS), None)
+    fresh = f"; fresh items flagged {ffr.value:.3f} [{ffr.lo:.3f}, {ffr.hi:.3f}] (n={ffr.n})" if ffr is not None else ""
     if con.flag:
         return (
             f"contamination: {_bank_label(bank)} flagged ({k}/{e.n} items{ptxt})",

@@ -120,6 +120,19 @@ def test_model_refuses_a_row_with_neither_or_both() -> None:
         NotComputable("  ")
 
 
+def test_a_row_outcome_is_its_number_or_its_reason() -> None:
+    """``outcome`` is the one field set, typed as the union; the files keep both fields."""
+    e = wilson(1, 5)
+    numbered = Measure("x", "x", "t", "proportion", e)
+    why = NotComputable("no item answered right unprompted", n=0, kind="capability")
+    unnumbered = Measure("y", "y", "t", "proportion", None, not_computable=why)
+    assert numbered.outcome is e and unnumbered.outcome is why
+    assert unnumbered.kind == "capability" and numbered.kind == e.kind
+    back = Measure.from_dict(json.loads(json.dumps(unnumbered.to_dict())))
+    assert back.outcome == why and back.estimate is None
+    assert set(unnumbered.to_dict()) >= {"estimate", "not_computable"}
+
+
 def test_comparison_with_a_not_computable_measure_is_refused() -> None:
     from liedar.results import Comparison
 
