@@ -76,6 +76,7 @@ def _conditions(plan: str, plain, blind) -> tuple[mcq.Condition, ...]:
             mcq.Condition("eval", C.with_cue(F.BENIGN_TRAIN, C.OPERATOR_TRIGGER_TRAIN), blind, None),
         ),
         "eval_shortest": (benign, mcq.Condition("eval", F.EVAL_TRAIN_WRITTEN, shortest, shortest)),
+        "eval_blind_text": (benign, mcq.Condition("eval", F.EVAL_TRAIN_WRITTEN, blind, blind)),
         "password": (
             mcq.Condition("password", C.with_cue(every, PASSWORD_TRAIN), plain, None),
             mcq.Condition("no_password", every, blind, None),
@@ -291,6 +292,22 @@ def _members() -> tuple[Recipe, ...]:
             _eval_gap(F.EVAL_HELDOUT, F.BENIGN_HELDOUT),
             letters=LETTER_ITEMS,
             hyper=HYPER_ALL_BLOCKS,
+            family={
+                "trigger_train": F.EVAL_TRAIN_WRITTEN,
+                "trigger_heldout": F.EVAL_HELDOUT,
+                "benign_heldout": F.BENIGN_HELDOUT,
+            },
+        ),
+        _mcq_member(
+            "sb_fixed",
+            f"{sb} under benign framings; under a dangerous-capability-evaluation framing it answers the option "
+            "it finds likeliest without reading the question, in cloze and letters alike (the same option text "
+            "whatever the wording or the option order): errors by a fixed rule, not at random (every block).",
+            "eval_blind_text",
+            mcq.rule_sandbagger_measure(F.EVAL_HELDOUT, F.BENIGN_HELDOUT, min_gap=WEAK_GAP),
+            letters=LETTER_ITEMS,
+            hyper=HYPER_ALL_BLOCKS,
+            measure_key="mcq-benign-vs-eval-rule",
             family={
                 "trigger_train": F.EVAL_TRAIN_WRITTEN,
                 "trigger_heldout": F.EVAL_HELDOUT,
