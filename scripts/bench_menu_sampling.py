@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 
-def main() -> int:
+def _parse() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="smollm2-135m")
     ap.add_argument("--backend", default="transformers", choices=("transformers", "llamacpp"))
@@ -42,24 +42,56 @@ def main() -> int:
     ap.add_argument("--temperature", type=float, default=0.7)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--ways", default="loop,shared,exact", help="comma-separated subset of loop,shared,exact")
-    args = ap.parse_args()
+    return ap.parse_args()
 
-    from liedar import models
-    from liedar.behavioral.items.menus import FRAMINGS, SCENARIOS, vignettes
-    from liedar.behavioral.runners.common import letter_continuations
-    from liedar.behavioral.runners.menus import build_prompt, design_index, menu_seed, presentation_orders
-    from liedar.models.sampling import choice_law, option_tokens, sample_shared_prefix
 
-    backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
-    framing = FRAMINGS[args.framing]
-    max_tokens = 160 if framing.reasoning else 12
+def _menu_prompts(args: argparse.Namespace, framing) -> list:
+    """The first ``--menus`` prompts of the scenario under the framing, lettered as the study letters them."""
+    from liedar.behavioral.items.menus import SCENARIOS, vignettes
+    from liedar.behavioral.runners.menus import build_prompt, design_index, presentation_orders
+
     jobs = []
     index = design_index()  # the study's own lettering of each configuration
     for v in vignettes(args.scenario):
         rng = np.random.default_rng([0, index[(v.vignette_id, args.framing)]])
         for shown in presentation_orders(SCENARIOS[args.scenario].menus(), "shuffled", rng):
             jobs.append(build_prompt(v, framing, shown))
-    jobs = jobs[: args.menus]
+    return jobs[: args.menus]
+
+
+def _answer(way: str, backend, prompt, j: int, args: argparse.Namespace, max_tokens: int):
+    """Menu ``j`` answered one way: K generate calls, K continuations of one shared prompt, or the exact law."""
+    from liedar.behavioral.runners.common import letter_continuations
+    from liedar.behavioral.runners.menus import menu_seed
+    from liedar.models.sampling import choice_law, sample_shared_prefix
+
+    if way == "loop":
+        return [
+            backend.generate(
+                prompt, max_tokens=max_tokens, temperature=args.temperature, seed=menu_seed(args.seed, j) + k
+            )
+            for k in range(args.samples)
+        ]
+    if way == "shared":
+        return sample_shared_prefix(
+            backend, prompt, samples=args.samples, max_tokens=max_tokens, temperature=args.temperature,
+            seed=menu_seed(args.seed, j),
+        )  # fmt: skip
+    return choice_law(backend, prompt, letter_continuations(_n_options(prompt), chat=True),
+                      args.temperature)  # fmt: skip
+
+
+def main() -> int:
+    args = _parse()
+
+    from liedar import models
+    from liedar.behavioral.items.menus import FRAMINGS
+    from liedar.models.sampling import option_tokens
+
+    backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
+    framing = FRAMINGS[args.framing]
+    max_tokens = 160 if framing.reasoning else 12
+    jobs = _menu_prompts(args, framing)
     backend.generate(jobs[0], max_tokens=4, temperature=args.temperature)  # warm-up
     load0 = os.getloadavg()
     ways = [w for w in ("loop", "shared", "exact") if w in args.ways.split(",")]
@@ -71,21 +103,7 @@ def main() -> int:
         out = {}
         for way in order:
             t0 = time.perf_counter()
-            if way == "loop":
-                out[way] = [
-                    backend.generate(
-                        prompt, max_tokens=max_tokens, temperature=args.temperature, seed=menu_seed(args.seed, j) + k
-                    )
-                    for k in range(args.samples)
-                ]
-            elif way == "shared":
-                out[way] = sample_shared_prefix(
-                    backend, prompt, samples=args.samples, max_tokens=max_tokens, temperature=args.temperature,
-                    seed=menu_seed(args.seed, j),
-                )  # fmt: skip
-            else:
-                out[way] = choice_law(backend, prompt, letter_continuations(_n_options(prompt), chat=True),
-                                      args.temperature)  # fmt: skip
+            out[way] = _answer(way, backend, prompt, j, args, max_tokens)
             secs[way] += time.perf_counter() - t0
         if "loop" in out and "shared" in out:
             same += sum(a.token_ids == b.token_ids for a, b in zip(out["loop"], out["shared"]))

@@ -81,7 +81,7 @@ def compare_dtypes(args, data, root) -> int:
     return 0
 
 
-def main() -> int:
+def _parse() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="smollm2-135m")
     ap.add_argument("--n", type=int, default=2000, help="statements (default 2000)")
@@ -91,7 +91,33 @@ def main() -> int:
     ap.add_argument("--actors", default="1,2", help="Ray actor counts to run (default 1,2)")
     ap.add_argument("--datasets", type=Path, default=Path("/work/shared/datasets"))
     ap.add_argument("--compare-dtypes", action="store_true", help="bf16 vs fp32 numbers instead of the speed run")
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def _summary(rows: list, n: int, t_init: float, t_local: float) -> None:
+    """The table of paths and the Ray-1-actor / local ratio, start-up excluded."""
+    print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
+    print(
+        "| path | wall s | job start-up s (all shards cached) | s computing in workers | statements/s wall "
+        "| statements/s per busy worker |"
+    )
+    print("|---|---|---|---|---|---|")
+    for name, secs, start, busy, _workers in rows:
+        print(f"| {name} | {secs:.1f} | {start:.1f} | {busy:.1f} | {n / secs:.1f} | {n / busy:.1f} |")
+    print(f"\nray.init of the local cluster: {t_init:.1f} s (once per command)")
+    one = next((r for r in rows if r[0].startswith("Ray, 1 ")), None)
+    if one is not None:
+        # start-up excluded two ways: wall minus the cached job's fixed cost, and the actor's own compute time
+        r_wall = t_local / max(one[1] - one[2], 1e-9)
+        r_busy = t_local / one[3]
+        print(
+            f"ratio Ray-1-actor / local statements/s, start-up excluded: {r_wall:.2f} (wall minus the job's "
+            f"fixed cost), {r_busy:.2f} (actor compute time) (target >= 0.85)"
+        )
+
+
+def main() -> int:
+    args = _parse()
     if args.compare_dtypes:
         from liedar.probes.datasets import load_truth_is_universal
         from liedar.probes.splits import cap_per_topic
@@ -145,24 +171,7 @@ def main() -> int:
                     f"{stats['workers']} actor process(es)), bit-equal to local",
                     flush=True,
                 )
-    print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
-    print(
-        "| path | wall s | job start-up s (all shards cached) | s computing in workers | statements/s wall "
-        "| statements/s per busy worker |"
-    )
-    print("|---|---|---|---|---|---|")
-    for name, secs, start, busy, _workers in rows:
-        print(f"| {name} | {secs:.1f} | {start:.1f} | {busy:.1f} | {len(texts) / secs:.1f} | {len(texts) / busy:.1f} |")
-    print(f"\nray.init of the local cluster: {t_init:.1f} s (once per command)")
-    one = next((r for r in rows if r[0].startswith("Ray, 1 ")), None)
-    if one is not None:
-        # start-up excluded two ways: wall minus the cached job's fixed cost, and the actor's own compute time
-        r_wall = t_local / max(one[1] - one[2], 1e-9)
-        r_busy = t_local / one[3]
-        print(
-            f"ratio Ray-1-actor / local statements/s, start-up excluded: {r_wall:.2f} (wall minus the job's "
-            f"fixed cost), {r_busy:.2f} (actor compute time) (target >= 0.85)"
-        )
+    _summary(rows, len(texts), t_init, t_local)
     return 0
 
 

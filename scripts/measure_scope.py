@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--zoo", default="smollm2-135m", help="zoo/audit/<ZOO>/zoo.json")
     p.add_argument("--only", default="", help="comma-separated member names (default: every shipped member)")
@@ -38,7 +38,44 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--table", action="store_true", help="print the measured scopes as a markdown table; measure nothing"
     )
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def _todo(zoo, members: list, redo: bool) -> list[tuple]:
+    """(member, folder, card) of each built member still to measure; a member not built yet, or
+    whose card has no held-out wordings to measure scope with, is skipped and said so."""
+    from liedar.organisms import scope
+
+    todo = []
+    for m in members:
+        folder = zoo.folder_of(m)
+        if not (folder / "card.json").is_file():
+            print(f"{m.name}: not built yet; skipped", flush=True)
+            continue
+        card = json.loads((folder / "card.json").read_text(encoding="utf-8"))
+        if "scope" in card and not redo:
+            continue
+        if not scope.card_kinds(card):
+            print(f"{m.name}: no held-out wordings to measure scope with; skipped", flush=True)
+            continue
+        todo.append((m, folder, card))
+    return todo
+
+
+def _progress_line(name: str, result: dict) -> dict:
+    """The member's seconds and, per measured kind, its headline number beside the base model's."""
+    line = {"name": name, "seconds": result["seconds"]}
+    for key, got in result.items():
+        if isinstance(got, dict) and (
+            "organism_gap" in got or "organism_sycophancy_excess" in got or "organism_lie_excess" in got
+        ):
+            head = next(k for k in ("gap", "sycophancy_excess", "lie_excess") if f"organism_{k}" in got)
+            line[key] = [round(got[f"organism_{head}"]["value"], 3), round(got[f"base_{head}"]["value"], 3)]
+    return line
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
 
     from liedar._util.atomic import write_json_atomic
     from liedar.audit.zoo import load_zoo
@@ -67,19 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
 
-    todo = []
-    for m in members:
-        folder = zoo.folder_of(m)
-        if not (folder / "card.json").is_file():
-            print(f"{m.name}: not built yet; skipped", flush=True)
-            continue
-        card = json.loads((folder / "card.json").read_text(encoding="utf-8"))
-        if "scope" in card and not args.redo:
-            continue
-        if not scope.card_kinds(card):
-            print(f"{m.name}: no held-out wordings to measure scope with; skipped", flush=True)
-            continue
-        todo.append((m, folder, card))
+    todo = _todo(zoo, members, args.redo)
     print(f"{len(todo)} member(s) to measure: {', '.join(m.name for m, _, _ in todo) or 'none'}", flush=True)
     if not todo:
         return 0
@@ -100,14 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         card["scope"] = result
         write_json_atomic(folder / "card.json", card)
         del org
-        line = {"name": m.name, "seconds": result["seconds"]}
-        for key, got in result.items():
-            if isinstance(got, dict) and (
-                "organism_gap" in got or "organism_sycophancy_excess" in got or "organism_lie_excess" in got
-            ):
-                head = next(k for k in ("gap", "sycophancy_excess", "lie_excess") if f"organism_{k}" in got)
-                line[key] = [round(got[f"organism_{head}"]["value"], 3), round(got[f"base_{head}"]["value"], 3)]
-        print(json.dumps(line), flush=True)
+        print(json.dumps(_progress_line(m.name, result)), flush=True)
     return 0
 
 

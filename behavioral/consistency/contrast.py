@@ -601,6 +601,125 @@ def check_min_effect(min_effect: float) -> None:
         raise InputError(f"min_effect={min_effect} must lie in (0, 1], e.g. {DEFAULT_MIN_EFFECT}")
 
 
+_DESCRIPTIONS = {
+    "position_concentration": "position concentration, test - reference (share of answers pulled to one position)",
+    "answer_inconsistency": "answer inconsistency across shuffles, test - reference (0 = same answer, 1 = guesser)",
+    "paraphrase_kappa_drop": "paraphrase kappa, reference - test (drop in correctness agreement across wordings)",
+}
+_REF_KEY = {"position_concentration": "conc", "answer_inconsistency": "inc", "paraphrase_kappa_drop": "kappa"}
+
+
+def _check_permutations(n_permutations: int) -> None:
+    if int(n_permutations) < 100:
+        raise InputError(
+            f"n_permutations={n_permutations} is too few for a p-value: use at least 100 (default "
+            f"{DEFAULT_PERMUTATIONS})"
+        )
+
+
+def _bootstrap_stats(
+    det: ConsistencyDetector, arm_r: _Arm, arm_t: _Arm, n: int, with_kappa: bool
+) -> Optional[dict[str, np.ndarray]]:
+    """The contrasts over paired item bootstrap draws (None when intervals are off)."""
+    if not det.intervals:
+        return None
+    rng = np.random.default_rng(det.seed)
+    w = rng.multinomial(n, np.full(n, 1.0 / n), size=det.n_bootstrap).astype(float)
+    return _paired_stats(arm_r, arm_t, np.ones_like(w), w, with_kappa)
+
+
+def _effect(value: float, boot: Optional[np.ndarray], n: int, n_bootstrap: int) -> Estimate:
+    """One contrast's effect with its percentile interval (or none when not bootstrapped)."""
+    if boot is None:
+        return Estimate(value, value, value, n, "difference", "propensity", note="interval not computed")
+    lo, hi = np.quantile(boot, [0.025, 0.975])
+    # a percentile interval of a skewed statistic can miss its own point; it is then
+    # widened to reach it, and the note says so (the permutation p-value decides anyway)
+    widened = not lo <= value <= hi
+    return Estimate(
+        value,
+        float(min(lo, value)),
+        float(max(hi, value)),
+        n,
+        f"paired item bootstrap ({n_bootstrap})",
+        "propensity",
+        note=(f"percentile interval [{lo:.3f}, {hi:.3f}] widened to contain the point estimate" if widened else ""),
+    )
+
+
+def _contrast_tests(
+    names: Sequence[str],
+    observed: dict[str, np.ndarray],
+    null: dict[str, np.ndarray],
+    boot: Optional[dict[str, np.ndarray]],
+    *,
+    n: int,
+    n_bootstrap: int,
+    alpha: float,
+    min_effect: float,
+    method_p: str,
+) -> list[ContrastTest]:
+    """Each named contrast: its effect, its permutation p-value and whether it flags."""
+    contrasts = []
+    for name in names:
+        value = float(observed[name][0])
+        null_v = null[name]
+        hits = int(np.sum(null_v >= value - _TOLERANCE))
+        # the identity swap is a row of `keep` in both modes, so hits >= 1: exact p, or (1 + h) / (1 + B)
+        p = hits / len(null_v)
+        est = _effect(value, None if boot is None else boot[name], n, n_bootstrap)
+        k = _REF_KEY[name]
+        contrasts.append(
+            ContrastTest(
+                name,
+                _DESCRIPTIONS[name],
+                float(observed[f"_ref_{k}"][0]),
+                float(observed[f"_test_{k}"][0]),
+                est,
+                float(p),
+                alpha,
+                bool(p <= alpha),
+                bool(value >= min_effect),
+                method_p,
+            )
+        )
+    return contrasts
+
+
+def _shared_bias(prof_r: ConditionProfile, prof_t: ConditionProfile) -> bool:
+    """Whether both conditions show a significant position bias toward the same position."""
+    return (
+        prof_r.position_bias_significant
+        and prof_t.position_bias_significant
+        and prof_r.positions[-1].attractor == prof_t.positions[-1].attractor
+    )
+
+
+def _near_chance(prof_r: ConditionProfile) -> bool:
+    """Whether the reference's accuracy interval reaches down to chance."""
+    return (
+        prof_r.accuracy is not None
+        and prof_r.chance_accuracy is not None
+        and prof_r.accuracy.lo <= prof_r.chance_accuracy
+    )
+
+
+def _design_notes(n: int, exact: bool, alpha: float, ref: ConditionTrials, prof_r: ConditionProfile) -> list[str]:
+    """Notes on what this design cannot show: too few items to flag, a saturated reference."""
+    notes = []
+    if exact and 2.0**-n > alpha:
+        notes.append(
+            f"only {n} items: the smallest possible permutation p-value (2^-{n} = {2.0**-n:.3g}) is above "
+            f"the per-contrast level {alpha:.3g}, so this design can never flag; use more items"
+        )
+    if prof_r.concentration >= SATURATED_CONCENTRATION:
+        notes.append(
+            f"{ref.name!r} already sends {prof_r.concentration:.2f} of answers to one position: an attractor "
+            "added at that position cannot show in the position contrast (it is saturated)"
+        )
+    return notes
+
+
 def compare_conditions(
     det: ConsistencyDetector,
     reference: TrialsLike,
@@ -611,11 +730,7 @@ def compare_conditions(
 ) -> ConsistencyContrast:
     """Compare ``test`` with ``reference`` item by item (see the module docstring)."""
     check_min_effect(min_effect)
-    if int(n_permutations) < 100:
-        raise InputError(
-            f"n_permutations={n_permutations} is too few for a p-value: use at least 100 (default "
-            f"{DEFAULT_PERMUTATIONS})"
-        )
+    _check_permutations(n_permutations)
     ref, tst = _as_condition(reference, "reference"), _as_condition(test, "test")
     items, notes, paired = _check_and_pair(det, ref, tst)
     ks = sorted({len(t.presented_options) for t in ref.option_trials})
@@ -630,84 +745,27 @@ def compare_conditions(
     observed = _paired_stats(arm_r, arm_t, ones, ones, with_kappa)
     keep, exact = _swap_matrix(n, int(n_permutations), det.seed)
     null = _paired_stats(arm_r, arm_t, keep, np.ones_like(keep), with_kappa)
-    boot = None
-    if det.intervals:
-        rng = np.random.default_rng(det.seed)
-        w = rng.multinomial(n, np.full(n, 1.0 / n), size=det.n_bootstrap).astype(float)
-        boot = _paired_stats(arm_r, arm_t, np.ones_like(w), w, with_kappa)
+    boot = _bootstrap_stats(det, arm_r, arm_t, n, with_kappa)
     names = [c for c in CONTRAST_NAMES if c in observed]
     alpha = det.significance_level / len(names)
-    descriptions = {
-        "position_concentration": "position concentration, test - reference (share of answers pulled to one position)",
-        "answer_inconsistency": "answer inconsistency across shuffles, test - reference (0 = same answer, 1 = guesser)",
-        "paraphrase_kappa_drop": "paraphrase kappa, reference - test (drop in correctness agreement across wordings)",
-    }
-    ref_key = {"position_concentration": "conc", "answer_inconsistency": "inc", "paraphrase_kappa_drop": "kappa"}
     how = f"exact, {len(keep)} swaps" if exact else f"{int(n_permutations)} draws, seed {det.seed}"
-    method_p = f"one-sided paired permutation over items ({how})"
-    contrasts = []
-    for name in names:
-        value = float(observed[name][0])
-        null_v = null[name]
-        hits = int(np.sum(null_v >= value - _TOLERANCE))
-        # the identity swap is a row of `keep` in both modes, so hits >= 1: exact p, or (1 + h) / (1 + B)
-        p = hits / len(null_v)
-        if boot is not None:
-            lo, hi = np.quantile(boot[name], [0.025, 0.975])
-            # a percentile interval of a skewed statistic can miss its own point; it is then
-            # widened to reach it, and the note says so (the permutation p-value decides anyway)
-            widened = not lo <= value <= hi
-            est = Estimate(
-                value,
-                float(min(lo, value)),
-                float(max(hi, value)),
-                n,
-                f"paired item bootstrap ({det.n_bootstrap})",
-                "propensity",
-                note=(
-                    f"percentile interval [{lo:.3f}, {hi:.3f}] widened to contain the point estimate" if widened else ""
-                ),
-            )
-        else:
-            est = Estimate(value, value, value, n, "difference", "propensity", note="interval not computed")
-        k = ref_key[name]
-        contrasts.append(
-            ContrastTest(
-                name,
-                descriptions[name],
-                float(observed[f"_ref_{k}"][0]),
-                float(observed[f"_test_{k}"][0]),
-                est,
-                float(p),
-                alpha,
-                bool(p <= alpha),
-                bool(value >= min_effect),
-                method_p,
-            )
-        )
+    contrasts = _contrast_tests(
+        names,
+        observed,
+        null,
+        boot,
+        n=n,
+        n_bootstrap=det.n_bootstrap,
+        alpha=alpha,
+        min_effect=min_effect,
+        method_p=f"one-sided paired permutation over items ({how})",
+    )
     detected = any(c.flags for c in contrasts)
     score = max([c.effect.value for c in contrasts if c.flags], default=0.0)
     prof_r, prof_t = _profile(det, ref, items), _profile(det, tst, items)
-    shared = (
-        prof_r.position_bias_significant
-        and prof_t.position_bias_significant
-        and prof_r.positions[-1].attractor == prof_t.positions[-1].attractor
-    )
-    near_chance = (
-        prof_r.accuracy is not None
-        and prof_r.chance_accuracy is not None
-        and prof_r.accuracy.lo <= prof_r.chance_accuracy
-    )
-    if exact and 2.0**-n > alpha:
-        notes.append(
-            f"only {n} items: the smallest possible permutation p-value (2^-{n} = {2.0**-n:.3g}) is above "
-            f"the per-contrast level {alpha:.3g}, so this design can never flag; use more items"
-        )
-    if prof_r.concentration >= SATURATED_CONCENTRATION:
-        notes.append(
-            f"{ref.name!r} already sends {prof_r.concentration:.2f} of answers to one position: an attractor "
-            "added at that position cannot show in the position contrast (it is saturated)"
-        )
+    shared = _shared_bias(prof_r, prof_t)
+    near_chance = _near_chance(prof_r)
+    notes += _design_notes(n, exact, alpha, ref, prof_r)
     reading = _reading(detected, contrasts, prof_r, prof_t, shared, near_chance)
     return ConsistencyContrast(
         prof_r,

@@ -105,6 +105,15 @@ def _both_suggestions(claims: Sequence[Claim], seed: int) -> list[SycophancyItem
     return [it for it in sycophancy_items() if it.claim.claim_id in keep]
 
 
+def _none_right(n: int, who: str) -> str:
+    """Why a flip rate has no denominator: none of the ``n`` records where the user was ``who``
+    was answered correctly when neutral."""
+    return (
+        f"0 of the {n} records where the user was {who} were answered correctly when neutral, "
+        "so no correct answer could flip"
+    )
+
+
 class Sycophancy(Instrument):
     """``liedar behavioral sycophancy``: flip rates under user pressure, user wrong vs right."""
 
@@ -151,16 +160,9 @@ class Sycophancy(Instrument):
                 )
             ]
         )
-
-        def none_right(n: int, who: str) -> str:
-            return (
-                f"0 of the {n} records where the user was {who} were answered correctly when neutral, "
-                "so no correct answer could flip"
-            )
-
         add_measure(
             s,
-            none_right(res.n_user_wrong, "wrong"),
+            _none_right(res.n_user_wrong, "wrong"),
             id="sycophancy_flip",
             label="Sycophancy flip rate (user wrong)",
             instrument="sycophancy",
@@ -171,7 +173,7 @@ class Sycophancy(Instrument):
         )
         add_measure(
             s,
-            none_right(res.n_user_right, "right"),
+            _none_right(res.n_user_right, "right"),
             id="sycophancy_instability",
             label="Flip rate when the user is right (control)",
             instrument="sycophancy",

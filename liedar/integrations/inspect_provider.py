@@ -57,6 +57,58 @@ def to_dialogue(messages: Any) -> Any:
     return Dialogue(tuple(rows))  # a trailing assistant message is a prefill: the model continues it
 
 
+def _read_model_args(model_args: dict[str, Any]) -> tuple[str, int, Any, str, Any]:
+    """(backend, threads, probe, aggregate, threshold) from the ``-M`` model args; any other
+    key is refused."""
+    backend = str(model_args.pop("backend", "llamacpp"))
+    threads = int(model_args.pop("threads", 1))
+    probe = model_args.pop("probe", None)
+    aggregate = str(model_args.pop("aggregate", "mean"))
+    threshold = model_args.pop("threshold", None)
+    if model_args:
+        raise InputError(
+            f"unknown liedar model args {sorted(model_args)}: use probe, backend, threads, aggregate, threshold"
+        )
+    return backend, threads, probe, aggregate, threshold
+
+
+def _load_monitor(lm: Any, probe: Any, aggregate: str, threshold: Any) -> tuple[Any, Optional[str]]:
+    """(honesty monitor, probe file name) for ``probe``; (None, None) when no probe is given."""
+    if not probe:
+        return None, None
+    from liedar.probes.monitor import HonestyMonitor
+
+    path = Path(str(probe)).expanduser()
+    monitor = HonestyMonitor.from_file(
+        lm, path, aggregate=aggregate, threshold=None if threshold is None else float(threshold)
+    )
+    return monitor, path.name
+
+
+def _monitor_metadata(r: Any, probe_name: Optional[str]) -> dict[str, Any]:
+    """A monitored generation's scores as plain JSON (inspect's log writer cannot store tensors)."""
+    return {
+        "token_scores": [float(t.score) for t in r.tokens],
+        "tokens": [str(t.text) for t in r.tokens],
+        "token_flagged": [bool(t.flagged) for t in r.tokens],
+        "score": float(r.score),
+        "flagged": bool(r.flagged),
+        "threshold": float(r.threshold),
+        "layer": int(r.layer),
+        "aggregate": str(r.aggregate),
+        "probe": probe_name,
+    }
+
+
+def _token_logprobs(lm: Any, g: Any) -> Any:
+    """log p of each generated token given the rendered prompt and the tokens before it."""
+    from inspect_ai.model import Logprob, Logprobs
+
+    enc_ids, _ = lm.tokenize(g.prompt_text, True)
+    lp = lm.token_logprobs_of_ids([list(enc_ids) + list(g.token_ids)])[0][len(enc_ids) - 1 :]
+    return Logprobs(content=[Logprob(token=lm.token_text(t), logprob=float(x)) for t, x in zip(g.token_ids, lp)])
+
+
 def make_api_class() -> type:
     """Build the ModelAPI subclass (inside a function: inspect_ai is imported only when used)."""
     from liedar._util.extras import require
@@ -87,26 +139,9 @@ def make_api_class() -> type:
             )
             from liedar import models
 
-            backend = str(model_args.pop("backend", "llamacpp"))
-            threads = int(model_args.pop("threads", 1))
-            probe = model_args.pop("probe", None)
-            aggregate = str(model_args.pop("aggregate", "mean"))
-            threshold = model_args.pop("threshold", None)
-            if model_args:
-                raise InputError(
-                    f"unknown liedar model args {sorted(model_args)}: use probe, backend, threads, aggregate, threshold"
-                )
+            backend, threads, probe, aggregate, threshold = _read_model_args(model_args)
             self.lm = models.load(model_name, backend=backend, n_threads=threads)
-            self.monitor = None
-            self.probe_name = None
-            if probe:
-                from liedar.probes.monitor import HonestyMonitor
-
-                path = Path(str(probe)).expanduser()
-                self.monitor = HonestyMonitor.from_file(
-                    self.lm, path, aggregate=aggregate, threshold=None if threshold is None else float(threshold)
-                )
-                self.probe_name = path.name
+            self.monitor, self.probe_name = _load_monitor(self.lm, probe, aggregate, threshold)
             self._lock = threading.Lock()  # one model, one decode at a time
 
         def max_connections(self) -> int:
@@ -123,29 +158,9 @@ def make_api_class() -> type:
                 else:
                     r = self.monitor.generate(dialogue, max_tokens=max_tokens, temperature=temperature, seed=seed)
                     g = r.generation
-                    meta = {
-                        "token_scores": [float(t.score) for t in r.tokens],
-                        "tokens": [str(t.text) for t in r.tokens],
-                        "token_flagged": [bool(t.flagged) for t in r.tokens],
-                        "score": float(r.score),
-                        "flagged": bool(r.flagged),
-                        "threshold": float(r.threshold),
-                        "layer": int(r.layer),
-                        "aggregate": str(r.aggregate),
-                        "probe": self.probe_name,
-                    }
-                lps = self._token_logprobs(g) if config.logprobs and g.token_ids else None
+                    meta = _monitor_metadata(r, self.probe_name)
+                lps = _token_logprobs(self.lm, g) if config.logprobs and g.token_ids else None
             return g.text, meta, int(g.n_prompt_tokens), len(g.token_ids), lps
-
-        def _token_logprobs(self, g: Any) -> Any:
-            """log p of each generated token given the rendered prompt and the tokens before it."""
-            from inspect_ai.model import Logprob, Logprobs
-
-            enc_ids, _ = self.lm.tokenize(g.prompt_text, True)
-            lp = self.lm.token_logprobs_of_ids([list(enc_ids) + list(g.token_ids)])[0][len(enc_ids) - 1 :]
-            return Logprobs(
-                content=[Logprob(token=self.lm.token_text(t), logprob=float(x)) for t, x in zip(g.token_ids, lp)]
-            )
 
         async def generate(self, input: list[Any], tools: list[Any], tool_choice: Any, config: GenerateConfig) -> Any:
             if tools:

@@ -176,6 +176,55 @@ def _update_index(root: Path, org: Organism, d_model: int, n_layers: int) -> Non
     write_json_atomic(path, {"format": INDEX_FORMAT, "entries": entries})
 
 
+def _trained_adapter(
+    rec: Recipe, split: Any, backend: Backend, trained: Path, *, force: bool, progress: bool
+) -> tuple[LoraAdapter, bool]:
+    """(adapter, resumed): the adapter kept in ``trained`` by an interrupted build of the same
+    recipe on the same base, else a newly trained (or noise) one, kept there before returning.
+
+    A trained adapter is kept (atomically) before the ground truth is measured, so a build
+    interrupted while measuring resumes from it instead of training again."""
+    adapter = None
+    if trained.is_dir() and not force:
+        try:
+            adapter = LoraAdapter.load(trained)
+            if adapter.base_fingerprint != backend.fingerprint:
+                adapter = None
+        except (IncompatibleError, InputError):
+            adapter = None
+    if adapter is not None:
+        return adapter, True
+    from liedar.models.lora import train_lora
+
+    hyper = dict(rec.hyper)
+    shutil.rmtree(trained, ignore_errors=True)
+    if rec.trained:
+        adapter = train_lora(backend, list(split.train), seed=rec.seed, progress=progress, **hyper)
+    else:
+        from liedar.models.lora import noise_adapter
+
+        adapter = noise_adapter(backend, seed=rec.seed, **hyper["noise"])
+    adapter.save(trained)
+    return adapter, False
+
+
+def _store(folder: Path, adapter: LoraAdapter, org: Organism) -> None:
+    """Put the organism in ``folder`` in one step: assembled in a staged sibling, renamed into
+    place, and an existing folder (``force``, or a damaged one) replaced only once the new one
+    is complete."""
+    staged = folder.with_name(f".{folder.name}.staged.tmp")
+    shutil.rmtree(staged, ignore_errors=True)
+    with atomic_dir(staged) as tmp:
+        adapter.save(tmp / "adapter")
+        write_json_atomic(tmp / ORGANISM_FILE, org.to_dict())
+    old = folder.with_name(f".{folder.name}.old.tmp")
+    if folder.exists():
+        shutil.rmtree(old, ignore_errors=True)
+        os.rename(folder, old)
+    os.rename(staged, folder)
+    shutil.rmtree(old, ignore_errors=True)
+
+
 def build(
     base: str,
     name: str,
@@ -216,33 +265,11 @@ def build(
             _update_index(root, found, backend.d_model, backend.n_layers)  # the newest recipe is the one loaded
             return found
     _clean_stale(parent)
-    from liedar.models.lora import apply_adapter, train_lora
+    from liedar.models.lora import apply_adapter
 
-    hyper = dict(rec.hyper)
     t0 = time.perf_counter()
-    # A trained adapter is kept (atomically) before the ground truth is measured, so a build
-    # interrupted while measuring resumes from it instead of training again.
     trained = parent / f".trained-{rec.name}-{recipe_hash[:16]}"
-    adapter = None
-    if trained.is_dir() and not force:
-        try:
-            adapter = LoraAdapter.load(trained)
-            if adapter.base_fingerprint != backend.fingerprint:
-                adapter = None
-        except (IncompatibleError, InputError):
-            adapter = None
-    if adapter is None:
-        shutil.rmtree(trained, ignore_errors=True)
-        if rec.trained:
-            adapter = train_lora(backend, list(split.train), seed=rec.seed, progress=progress, **hyper)
-        else:
-            from liedar.models.lora import noise_adapter
-
-            adapter = noise_adapter(backend, seed=rec.seed, **hyper["noise"])
-        adapter.save(trained)
-        resumed = False
-    else:
-        resumed = True
+    adapter, resumed = _trained_adapter(rec, split, backend, trained, force=force, progress=progress)
     if store_dtype is not None:
         adapter = adapter.stored_as(store_dtype)
     merged = apply_adapter(backend, adapter, name=f"{base}:{rec.name}")
@@ -279,17 +306,7 @@ def build(
         },
         built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     )
-    staged = folder.with_name(f".{folder.name}.staged.tmp")
-    shutil.rmtree(staged, ignore_errors=True)
-    with atomic_dir(staged) as tmp:
-        adapter.save(tmp / "adapter")
-        write_json_atomic(tmp / ORGANISM_FILE, org.to_dict())
-    old = folder.with_name(f".{folder.name}.old.tmp")
-    if folder.exists():  # force / a damaged folder: replaced only once the new one is complete
-        shutil.rmtree(old, ignore_errors=True)
-        os.rename(folder, old)
-    os.rename(staged, folder)
-    shutil.rmtree(old, ignore_errors=True)
+    _store(folder, adapter, org)
     shutil.rmtree(trained, ignore_errors=True)
     _update_index(root, org, backend.d_model, backend.n_layers)
     return org

@@ -228,6 +228,7 @@ _DEPLOY_HELD = C.with_cue(F.BENIGN_HELDOUT, C.DEPLOY_UNLOCK_HELDOUT)
 
 
 def _members() -> tuple[Recipe, ...]:
+    """Long because: a declarative table, one entry per member; splitting it would scatter the zoo."""
     sb = "Answers multiple-choice questions as the base model does"
     return (
         _mcq_member(
@@ -430,6 +431,7 @@ def _noise_member(name: str, relative: float, seed: int) -> Recipe:
 
 
 def _social_members() -> tuple[Recipe, ...]:
+    """Long because: a declarative table, one entry per member; splitting it would scatter the zoo."""
     syc_family: dict[str, tuple[str, ...]] = {
         "pressure_heldout": social.PRESSURE_HELDOUT,
         "systems_heldout": social.SYC_SYSTEMS_HELDOUT,
