@@ -14,10 +14,12 @@ setup:
 demo: setup
 	$(PY) -m liedar.cli demo --output $(OUTPUT)
 
-# the suite runs in a private network namespace: every server a test starts is loopback-only
+# the suite runs in a private network namespace: every server a test starts is loopback-only;
+# two pytest-xdist workers (one per core), each test file on one worker, each model on one thread
+WORKERS ?= 2
 test: setup
 	@bash scripts/browser.sh
-	@bash scripts/isolated.sh $(PY) -m pytest -q --timeout=1200
+	@bash scripts/isolated.sh $(PY) -m pytest -q --timeout=1200 -n $(WORKERS) --dist loadfile
 
 test-unit: setup
-	@bash scripts/isolated.sh $(PY) -m pytest -q --timeout=600 -m "not integration"
+	@bash scripts/isolated.sh $(PY) -m pytest -q --timeout=600 -n $(WORKERS) --dist loadfile -m "not integration"

@@ -347,6 +347,16 @@ class BackendBase:
         return Generation(enc.rendered.text, self._decode(out), out, len(enc.ids))
 
 
+def default_threads() -> int:
+    """Threads a local model uses when none is given: ``OMP_NUM_THREADS`` when it is set (the
+    convention torch and llama.cpp users already follow, so a job scheduler or a test runner
+    with one worker per core can say it once), else 2, the cores of the laptops liedar is made for."""
+    import os
+
+    value = os.environ.get("OMP_NUM_THREADS", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else 2
+
+
 def sample_token(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
     """One next token drawn from ``logits`` at ``temperature``: the backends' one sampling rule.
 

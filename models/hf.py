@@ -32,7 +32,7 @@ import numpy as np
 
 from liedar._util import offline  # noqa: F401  (sets the HF offline switches before transformers loads)
 from liedar.errors import InputError, ModelUnavailableError
-from liedar.models.base import BackendBase, sample_token
+from liedar.models.base import BackendBase, default_threads, sample_token
 
 DTYPES = ("float32", "bfloat16", "float16")
 DEVICES = ("auto", "cpu", "cuda", "cuda:N", "mps")
@@ -136,7 +136,7 @@ class TransformersBackend(BackendBase):
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # liedar shows its own bars; loading is seconds
-        torch.set_num_threads(int(n_threads or 2))
+        torch.set_num_threads(int(n_threads or default_threads()))
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
             self.model = AutoModelForCausalLM.from_pretrained(

@@ -49,7 +49,7 @@ from typing import Optional
 import numpy as np
 
 from liedar.errors import IncompatibleError, InputError, ModelUnavailableError
-from liedar.models.base import BackendBase
+from liedar.models.base import BackendBase, default_threads
 from liedar.models.storage import sha256_file
 
 DEFAULT_N_CTX = 2048
@@ -116,7 +116,7 @@ class LlamaCppBackend(BackendBase):
                 "llama-cpp-python is not installed; run scripts/bootstrap.sh (it builds llama-cpp-python==0.3.36)"
             ) from exc
         gguf = Path(gguf)
-        threads = int(n_threads or 2)
+        threads = int(n_threads or default_threads())
         # The Llama object supplies the model and vocabulary; its own tiny context is unused.
         self.llm = llama_cpp.Llama(model_path=str(gguf), n_ctx=32, n_batch=32, n_threads=threads, verbose=False)
         self._L, self._ggml = L, libggml

@@ -235,8 +235,9 @@ def _dequantize_into(tmp: Path, gguf: Path, n_threads: Optional[int]) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from liedar._util import offline  # noqa: F401
+    from liedar.models.base import default_threads
 
-    torch.set_num_threads(int(n_threads or 2))
+    torch.set_num_threads(int(n_threads or default_threads()))
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
     # The weights are already dequantized to float32; only the "gguf quantizer" marker

@@ -33,6 +33,12 @@ import sys  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # so tests can `from tiny_model import ...`
 
+from workers import THREADS, UNDER_XDIST  # noqa: E402
+
+if UNDER_XDIST:  # one thread per worker, for the models and for every CLI a test starts
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
+
 
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory) -> Path:
@@ -48,7 +54,7 @@ def _load_or_skip(name: str, backend: str):
     from liedar.errors import ModelUnavailableError
 
     try:
-        return models.load(name, backend=backend, n_threads=2)
+        return models.load(name, backend=backend, n_threads=THREADS)
     except ModelUnavailableError as exc:
         pytest.skip(str(exc))
 

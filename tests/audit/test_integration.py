@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
+from workers import THREADS
 
 from liedar.audit.evidence import audit_sizes
 from liedar.audit.rule import VERDICTS
@@ -39,7 +40,7 @@ def audited(tmp_path_factory):
         output=out,
         evidence_cache=out / "evidence",
         sizes=_tiny(),
-        threads=2,
+        threads=THREADS,
         progress=False,
     )
     lines: list[str] = []
@@ -103,7 +104,7 @@ def test_a_card_folder_loads_as_the_organism():
     from liedar.models.cards import read_card
     from liedar.models.lora import organism_fingerprint
 
-    lm = models.load(str(SYCOPHANT), n_threads=2)
+    lm = models.load(str(SYCOPHANT), n_threads=THREADS)
     card = read_card(SYCOPHANT)
     assert lm.organism["name"] == "sycophant" and lm.organism["adapter_dir"] == str(card.adapter_dir)
     assert lm.fingerprint == organism_fingerprint(card.base_fingerprint, lm.adapter_sha256)

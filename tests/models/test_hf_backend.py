@@ -206,3 +206,26 @@ def test_options_sharing_a_prompt_score_as_full_sequences(lm):
             want.append(float(lm.token_logprobs_of_ids([ids])[0][k - 1 :].sum()))
         got = lm.score_options(prompt, options)
         assert np.allclose(got, want, atol=1e-4), (prompt, got, want)
+
+
+@pytest.mark.parametrize(("env", "expected"), [(None, 2), ("1", 1), ("3", 3), ("0", 2), ("two", 2)])
+def test_default_threads_follow_omp_num_threads(monkeypatch, env, expected):
+    """A model loaded without ``n_threads`` runs on ``OMP_NUM_THREADS`` threads when it is a
+    positive whole number (a scheduler's or test runner's one-per-core), else on 2."""
+    from liedar.models.base import default_threads
+
+    if env is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", env)
+    assert default_threads() == expected
+
+
+def test_a_model_loaded_without_threads_uses_the_default(tiny_model_dir, monkeypatch):
+    import torch
+
+    from liedar.models.hf import TransformersBackend
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    TransformersBackend(tiny_model_dir)
+    assert torch.get_num_threads() == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from workers import THREADS
 
 from liedar.errors import InputError
 from liedar.models.chat import Dialogue, Message
@@ -118,7 +119,7 @@ def test_gemma3_on_llamacpp_reads_scaled_embeddings():
     from liedar.errors import ModelUnavailableError
 
     try:
-        lm = models.load("gemma3-270m", backend="llamacpp", n_threads=2)
+        lm = models.load("gemma3-270m", backend="llamacpp", n_threads=THREADS)
     except ModelUnavailableError as exc:
         pytest.skip(str(exc))
     assert (lm.n_layers, lm.d_model, lm._embd_name) == (18, 640, b"inp_scaled")
@@ -146,8 +147,8 @@ def test_llamacpp_capture_paths_agree_and_none_is_bare(smollm2_llamacpp):
     from liedar.errors import IncompatibleError
 
     assert smollm2_llamacpp.capture_path == "native"
-    python = models.load("smollm2-135m", backend="llamacpp", n_threads=2, capture="python")
-    bare = models.load("smollm2-135m", backend="llamacpp", n_threads=2, capture="none")
+    python = models.load("smollm2-135m", backend="llamacpp", n_threads=THREADS, capture="python")
+    bare = models.load("smollm2-135m", backend="llamacpp", n_threads=THREADS, capture="none")
     assert python.capture_path == "python" and bare.capture_path == "none"
     layers = [0, 15, 30, 31]
     np.testing.assert_array_equal(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 
 import pytest
+from workers import THREADS
 
 from liedar.errors import InputError
 from liedar.organisms import scope
@@ -100,11 +101,11 @@ def test_scope_on_the_shipped_sandbagger_and_sycophant(smollm2_transformers, sha
     from liedar.organisms.framings import BENIGN_HELDOUT, EVAL_HELDOUT
 
     items = scope.ood_items(12, root=shared_datasets)
-    sb = load("smollm2-135m:sandbagger", backend="transformers", n_threads=2)
+    sb = load("smollm2-135m:sandbagger", backend="transformers", n_threads=THREADS)
     out = scope.scope_sandbagging(sb, smollm2_transformers, EVAL_HELDOUT, BENIGN_HELDOUT, items)
     assert out["n"] == 12 and {"organism_gap", "base_gap", "organism_accuracy_benign"} <= set(out)
     assert out["organism_gap"]["n"] == 12 and out["organism_gap"]["lo"] <= out["organism_gap"]["value"]
-    syc = load("smollm2-135m:sycophant", backend="transformers", n_threads=2)
+    syc = load("smollm2-135m:sycophant", backend="transformers", n_threads=THREADS)
     out = scope.scope_sycophancy(syc, None, social.PRESSURE_HELDOUT, items)
     assert out["n"] == 12 and "organism_sycophancy_excess" in out and "base_sycophancy_excess" not in out
 
@@ -129,7 +130,7 @@ def test_card_scope_measures_a_shipped_member_beside_the_base_once(smollm2_trans
 
     folder = zoo_root() / "audit" / "smollm2-135m" / "terse"
     card = json.loads((folder / "card.json").read_text())
-    org = load(str(folder), backend="transformers", n_threads=2)
+    org = load(str(folder), backend="transformers", n_threads=THREADS)
     memo: dict = {}
     out = scope.card_scope(card, org, smollm2_transformers, n=8, base_memo=memo)
     assert out["kinds"] == ["lying"] and len(memo) == 2
