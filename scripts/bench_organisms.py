@@ -97,7 +97,7 @@ def _gen_speed(backend, tokens: int) -> float:
     n = 0
     t = time.perf_counter()
     for p in PROMPTS:
-        n += len(backend.generate(p, max_tokens=tokens, stop_at_end=False).tokens)
+        n += len(backend.generate(p, max_tokens=tokens, stop_at_end=False).token_ids)
     return n / (time.perf_counter() - t)
 
 
