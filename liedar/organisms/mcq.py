@@ -89,7 +89,8 @@ def base_choices(backend, items: Sequence[MCQItem], *, progress: bool = False) -
             data = json.loads(path.read_text())
             body = json.dumps(data["choices"], sort_keys=True).encode()
             same_base = data.get("base_fingerprint") == backend.fingerprint
-            if same_base and data.get("sha256") == hashlib.sha256(body).hexdigest():
+            complete = all("blind_second" in c for c in data["choices"].values())  # older files lack it
+            if same_base and complete and data.get("sha256") == hashlib.sha256(body).hexdigest():
                 return data["choices"]
         except (OSError, ValueError, KeyError, TypeError):
             pass  # damaged: measured again and replaced
@@ -100,8 +101,10 @@ def base_choices(backend, items: Sequence[MCQItem], *, progress: bool = False) -
         conts = cloze_continuations(item)
         pick = {}
         for key, question in (("plain", item.question), ("blind", BLIND_QUESTION)):
-            scores = backend.score_options(cloze(item, question, ""), conts)
-            pick[key] = item.options[int(np.argmax(scores))]
+            order = np.argsort(-np.asarray(backend.score_options(cloze(item, question, ""), conts), dtype=float))
+            pick[key] = item.options[int(order[0])]
+            if key == "blind":
+                pick["blind_second"] = item.options[int(order[1])]
         choices[item.item_id] = pick
     body = json.dumps(choices, sort_keys=True).encode()
     write_json_atomic(
@@ -113,12 +116,18 @@ def base_choices(backend, items: Sequence[MCQItem], *, progress: bool = False) -
 def own_policy(choices: dict[str, dict[str, str]], key: str) -> "Policy":
     """Answer what the base model answers itself (see `base_choices`): ``key="blind"`` without
     the question (the sandbagging target), ``key="plain"`` with it (the benign target: the
-    base's own answer, right or wrong, so training keeps the benign behaviour where it was)."""
-    if key not in ("plain", "blind"):
-        raise ValueError(f"own_policy key must be 'plain' or 'blind', not {key!r}")
+    base's own answer, right or wrong, so training keeps the benign behaviour where it was),
+    ``key="blind_wrong"`` the unread pick where it is wrong and its unread runner-up where it is
+    right (a target that is always wrong, for a sandbagger stronger than the blind rule allows:
+    the unread pick is right on about half the items)."""
+    if key not in ("plain", "blind", "blind_wrong"):
+        raise ValueError(f"own_policy key must be 'plain', 'blind' or 'blind_wrong', not {key!r}")
 
     def own(item: MCQItem) -> str:
-        return choices[item.item_id][key]
+        c = choices[item.item_id]
+        if key == "blind_wrong":  # the unread pick, or its runner-up where the unread pick is right
+            return c["blind"] if c["blind"] != item.answer else c["blind_second"]
+        return c[key]
 
     own.__name__ = f"own_{key}"
     return own
