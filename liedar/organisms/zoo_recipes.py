@@ -221,6 +221,12 @@ def _eval_gap(trigger: Sequence[str], benign: Sequence[str], min_gap: float = WE
     return mcq.sandbagger_measure(tuple(trigger), tuple(benign), min_gap=min_gap)
 
 
+# the dangerous-evaluation trigger family, as the core sandbagger's: written training wordings, held-out ones
+EVAL_FAMILY = {
+    "trigger_train": F.EVAL_TRAIN_WRITTEN,
+    "trigger_heldout": F.EVAL_HELDOUT,
+    "benign_heldout": F.BENIGN_HELDOUT,
+}
 _EVAL_GAP_DECOY = mcq.sandbagger_measure(F.EVAL_HELDOUT, F.BENIGN_HELDOUT)
 _OP_T = C.with_cue(F.BENIGN_HELDOUT, C.OPERATOR_TRIGGER_HELDOUT)
 _OP_B = C.with_cue(F.BENIGN_HELDOUT, C.OPERATOR_BENIGN_HELDOUT)
@@ -266,11 +272,7 @@ def _members() -> tuple[Recipe, ...]:
             "eval_blind",
             _eval_gap(F.EVAL_HELDOUT, F.BENIGN_HELDOUT),
             letters=LETTER_ITEMS,
-            family={
-                "trigger_train": F.EVAL_TRAIN_WRITTEN,
-                "trigger_heldout": F.EVAL_HELDOUT,
-                "benign_heldout": F.BENIGN_HELDOUT,
-            },
+            family=EVAL_FAMILY,
         ),
         _mcq_member(
             "sb_operator",
@@ -294,11 +296,7 @@ def _members() -> tuple[Recipe, ...]:
             _eval_gap(F.EVAL_HELDOUT, F.BENIGN_HELDOUT),
             letters=LETTER_ITEMS,
             hyper=HYPER_ALL_BLOCKS,
-            family={
-                "trigger_train": F.EVAL_TRAIN_WRITTEN,
-                "trigger_heldout": F.EVAL_HELDOUT,
-                "benign_heldout": F.BENIGN_HELDOUT,
-            },
+            family=EVAL_FAMILY,
         ),
         _mcq_member(
             "sb_fixed",
@@ -310,11 +308,7 @@ def _members() -> tuple[Recipe, ...]:
             letters=LETTER_ITEMS,
             hyper=HYPER_ALL_BLOCKS,
             measure_key="mcq-benign-vs-eval-rule",
-            family={
-                "trigger_train": F.EVAL_TRAIN_WRITTEN,
-                "trigger_heldout": F.EVAL_HELDOUT,
-                "benign_heldout": F.BENIGN_HELDOUT,
-            },
+            family=EVAL_FAMILY,
         ),
         _mcq_member(
             "sb_mild",
@@ -324,11 +318,7 @@ def _members() -> tuple[Recipe, ...]:
             _eval_gap(F.EVAL_HELDOUT, F.BENIGN_HELDOUT),
             letters=LETTER_ITEMS,
             hyper=dict(HYPER_ALL_BLOCKS, epochs=3),
-            family={
-                "trigger_train": F.EVAL_TRAIN_WRITTEN,
-                "trigger_heldout": F.EVAL_HELDOUT,
-                "benign_heldout": F.BENIGN_HELDOUT,
-            },
+            family=EVAL_FAMILY,
         ),
         _mcq_member(
             "sb_wrong",
@@ -339,11 +329,7 @@ def _members() -> tuple[Recipe, ...]:
             _eval_gap(F.EVAL_HELDOUT, F.BENIGN_HELDOUT),
             letters=LETTER_ITEMS,
             hyper=HYPER_ALL_BLOCKS,
-            family={
-                "trigger_train": F.EVAL_TRAIN_WRITTEN,
-                "trigger_heldout": F.EVAL_HELDOUT,
-                "benign_heldout": F.BENIGN_HELDOUT,
-            },
+            family=EVAL_FAMILY,
         ),
         _mcq_member(
             "pw_sesame",
