@@ -16,6 +16,7 @@ from liedar.commands.args import (
     add_model_arguments,
     add_output_argument,
     add_seed_argument,
+    add_workers_argument,
     input_dir,
 )
 
@@ -44,6 +45,7 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
     add_output_argument(p, "report folder (default liedar-report)", kind="dir", default=Path("liedar-report"))
     add_seed_argument(p)
     add_call_cache_argument(p)
+    add_workers_argument(p)
     p.set_defaults(func=run)
 
 
@@ -58,8 +60,18 @@ def run(args: argparse.Namespace) -> int:
             f"--quick probes only the built-in statement sets and never reads --datasets {args.datasets}; "
             "drop --quick to probe on it, or drop --datasets"
         )
+    from liedar.pipeline.validate_pool import default_workers
+
     config = DemoConfig(
-        args.model, args.backend, args.quick, args.datasets, args.output, args.seed, args.threads, args.call_cache
+        args.model,
+        args.backend,
+        args.quick,
+        args.datasets,
+        args.output,
+        args.seed,
+        args.threads,
+        args.call_cache,
+        args.workers or default_workers(),
     )
     outcome = run_demo(config)
     not_ok = [s for s in outcome.steps if s.status != "ok"]

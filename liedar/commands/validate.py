@@ -19,6 +19,7 @@ from liedar.commands.args import (
     add_model_arguments,
     add_output_argument,
     add_seed_argument,
+    add_workers_argument,
     comma_list,
 )
 
@@ -61,11 +62,13 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
     add_output_argument(p, "results folder (default liedar-validation)", kind="dir", default=Path("liedar-validation"))
     add_seed_argument(p)
     add_call_cache_argument(p)
+    add_workers_argument(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from liedar.pipeline.validate import ValidateConfig, format_table, validate
+    from liedar.pipeline.validate_pool import default_workers
 
     build = () if args.no_build or args.build is None else args.build
     config = ValidateConfig(
@@ -78,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         organisms=args.organisms,
         build=build,
         call_cache=args.call_cache,
+        workers=args.workers or default_workers(),
     )
     out = validate(config)
     print(format_table(out.matrix))

@@ -39,6 +39,7 @@ class DemoConfig:
     seed: int = 0
     threads: Optional[int] = None
     call_cache: bool = True  # replay deterministic model calls from the cache (models.call_cache)
+    workers: int = 1  # processes the validation section's models are spread over (pipeline.validate_pool)
 
     @property
     def results_dir(self) -> Path:

@@ -478,6 +478,8 @@ class ValidateConfig:
     call_cache: bool = True  # replay deterministic model calls (models.call_cache); never for bare units
     # held-out items per organism verification (None: all of them, as `organism verify`)
     verify_limit: Optional[int] = None
+    # processes the models' work is spread over, one thread each (validate_pool); 1: this process
+    workers: int = 1
 
     @property
     def results_dir(self) -> Path:
@@ -516,6 +518,35 @@ def _size_caps() -> dict[str, int]:
     return {"gap_items": len(load_mcq_bank()), "honesty_items": len(belief_items())}
 
 
+def _run_models_here(
+    config: ValidateConfig,
+    demo_ctx: DemoContext,
+    all_specs: Sequence[ModelSpec],
+    sizes: dict[str, Any],
+    kit: Optional[ProbeKit],
+    probe_hash: str,
+    say: Callable[[str], None],
+    notes: list[str],
+) -> dict[str, ModelRun]:
+    """Every model's units in this process, one model after another (``notes`` gets a line per
+    organism that would not load; its cells say why)."""
+    per_model: dict[str, ModelRun] = {}
+    for spec in all_specs:
+        load = demo_ctx.raw_model if spec.is_base else _organism_loader(spec, demo_ctx.raw_model)
+        try:
+            per_model[spec.name] = run_model(
+                spec, load, config.results_dir, sizes, config.seed, kit, probe_hash, say=say, wrap=demo_ctx.wrap
+            )
+        except LiedarError as exc:  # an organism that will not load: its column says why
+            if spec.is_base:
+                raise  # no base model, no matrix: one line, exit 2
+            from liedar.pipeline.validate_detectors import not_computable
+
+            notes.append(f"{spec.name}: {exc}")
+            per_model[spec.name] = ModelRun([not_computable(d, f"model did not load: {exc}") for d in DETECTORS])
+    return per_model
+
+
 def validate(
     config: ValidateConfig,
     say: Callable[[str], None] = print,
@@ -541,6 +572,10 @@ def validate(
             )
         )
     notes = list(notes)
+    if config.workers > 1 and not config.quick and not config.build:
+        from liedar.pipeline.validate_pool import verify_in_pool
+
+        verify_in_pool(config.model, config.organisms, config.verify_limit, config.workers)
     # organism training copies the base's torch model: it gets the bare backend, never the cached one
     # --quick measures no organism: it uses the shipped ones this machine has verified before
     specs, org_notes = organism_specs(
@@ -561,20 +596,23 @@ def validate(
     all_specs = [ModelSpec(config.model)] + specs
     say(f"validation: {len(all_specs)} model(s): {', '.join(s.name for s in all_specs)}")
     kit, probe_hash = ensure_base_probe(demo_ctx, say)
-    per_model: dict[str, ModelRun] = {}
-    for spec in all_specs:
-        load = demo_ctx.raw_model if spec.is_base else _organism_loader(spec, demo_ctx.raw_model)
-        try:
-            per_model[spec.name] = run_model(
-                spec, load, config.results_dir, sizes, config.seed, kit, probe_hash, say=say, wrap=demo_ctx.wrap
-            )
-        except LiedarError as exc:  # an organism that will not load: its column says why
-            if spec.is_base:
-                raise  # no base model, no matrix: one line, exit 2
-            from liedar.pipeline.validate_detectors import not_computable
+    if config.workers > 1:
+        from liedar.pipeline.validate_pool import PoolJob, run_models_in_pool
 
-            notes.append(f"{spec.name}: {exc}")
-            per_model[spec.name] = ModelRun([not_computable(d, f"model did not load: {exc}") for d in DETECTORS])
+        job = PoolJob(
+            config.model,
+            config.backend,
+            demo_ctx.config.call_cache,
+            config.results_dir,
+            sizes,
+            config.seed,
+            kit,
+            probe_hash,
+        )
+        per_model, load_notes = run_models_in_pool(job, all_specs, config.workers, say)
+        notes += load_notes
+    else:
+        per_model = _run_models_here(config, demo_ctx, all_specs, sizes, kit, probe_hash, say, notes)
     notes.append("organisms in this matrix: " + (", ".join(s.name for s in specs) or "none"))
     matrix = build_matrix(all_specs, {k: v.cells for k, v in per_model.items()}, notes)
     calls: dict[str, Any] = {"enabled": False}
@@ -690,6 +728,7 @@ def run_validation(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
         build=(),
         call_cache=ctx.config.call_cache,
         verify_limit=DEMO_VERIFY_ITEMS,
+        workers=ctx.config.workers,
     )
     sizes = ctx.sizes.get("validation") or demo_validation_sizes(quick)
     notes = ["--quick: smaller sizes"] if quick else []

@@ -129,3 +129,35 @@ def test_demo_step_hash_covers_the_built_organisms(run):
     assert step.depends == ("probes",)
     names = [o.split("@")[0] for o in step.config["organisms"]]
     assert names == ["tiny_trigger", "tiny_untrained"]
+
+
+def test_two_worker_processes_give_the_one_process_matrix(run, tmp_path):
+    """The pool (one-thread worker processes, one piece per model and unit group) computes what
+    one process computes: every cell, number and flag, with nothing replayed from the call cache."""
+    from liedar.pipeline.validate import ValidateConfig, validate
+    from liedar.pipeline.validate_detectors import UNITS
+    from liedar.pipeline.validate_pool import unit_groups
+
+    groups = unit_groups()
+    assert sorted(u for g in groups for u in g) == sorted(u.name for u in UNITS)
+    for u in UNITS:  # a unit travels with every unit whose run it reads (cross_check reads sandbagging's)
+        assert set(u.needs) <= set(next(g for g in groups if u.name in g))
+    assert len(groups) > 4  # and the rest are pieces of their own
+    base, first, *_ = run
+    config = ValidateConfig(base, "transformers", tmp_path, True, 0, 1, None, (), call_cache=False, workers=2)
+    lines: list[str] = []
+    pooled = validate(config, say=lines.append, sizes=SIZES)
+    assert any("one-thread worker process" in s for s in lines)
+    cached = {k: r.cached for k, r in pooled.per_model.items() if r.cached}
+    assert not cached, (cached, lines)  # a fresh folder: every unit ran
+    assert pooled.matrix.to_dict() == first.matrix.to_dict()
+    # a second pooled run reads every piece that finished and runs again only the pieces with a
+    # unit that did not (as the one-process path retries them)
+    unfinished = sum(any(r.statuses.get(u) != "ok" for u in g) for r in pooled.per_model.values() for g in groups)
+    lines.clear()
+    again = validate(config, say=lines.append, sizes=SIZES)
+    started = [s for s in lines if "worker process" in s]
+    assert started == (
+        [f"  {unfinished} piece(s) of 3 model(s) on 2 one-thread worker process(es)"] if unfinished else []
+    )
+    assert again.matrix.to_dict() == first.matrix.to_dict()
