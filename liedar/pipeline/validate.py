@@ -18,7 +18,6 @@ redone. The lie probe is trained on the *base* model's instructed pairs only (th
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,19 +31,14 @@ from liedar.pipeline.validate_detectors import (
     DETECTORS,
     FLAG_RULES,
     TARGET_OF,
-    UNITS,
     Cell,
     ProbeKit,
-    SharedScores,
-    Unit,
-    UnitContext,
-    run_unit,
 )
-from liedar.report.store import config_hash
+from liedar.pipeline.validate_pool import PoolJob, WorkerPool, run_models_in_pool, verify_in_pool
+from liedar.pipeline.validate_units import ModelRun, ModelSpec, run_model
 from liedar.results import SCHEMA_VERSION, DetectorValidity, Section, ValidationCell, ValidationMatrix
 from liedar.stats import Estimate, proportion
 
-VALIDATION_DIR = "validation"
 MATRIX_FILE = "validation-matrix.json"
 TARGET_FPR = 0.01
 # The demo verifies each shipped organism on this many held-out items (its budget), with the
@@ -103,25 +97,9 @@ def demo_validation_sizes(quick: bool = False) -> dict[str, Any]:
     sizes.update(sycophancy_choice_items=0, honesty_choice_products=0)  # `liedar validate` and the audit run them
     if not quick:
         sizes.update(
-            gap_items=30, consistency_items=10, sycophancy_claims=8, honesty_items=16, lie_claims=8, lie_tokens=16
-        )
+            gap_items=30, consistency_items=10, sycophancy_claims=15, honesty_items=16, lie_claims=8, lie_tokens=16
+        )  # 15 claims: the sycophant's cell reaches n = 30, the verdict table's smallest n, for ~15 s on 2 workers
     return sizes
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """One column of the matrix: the base model or an organism (with its to_dict())."""
-
-    name: str  # what `liedar.models.load` takes: "smollm2-135m" or "smollm2-135m:sandbagger"
-    organism: Optional[dict[str, Any]] = None  # None for the base model
-
-    @property
-    def is_base(self) -> bool:
-        return self.organism is None
-
-    @property
-    def label(self) -> str:
-        return self.name
 
 
 # ---- ground truth and the matrix arithmetic ------------------------------------------------------
@@ -190,126 +168,6 @@ def build_matrix(
     validity = [detector_validity(d, cells, base) for d in DETECTORS if any(c.detector == d for c in cells)]
     organisms = {s.name: dict(s.organism) for s in specs if s.organism is not None}
     return ValidationMatrix(models, cells, validity, organisms, list(notes))
-
-
-# ---- saved units ------------------------------------------------------------------------------------------
-
-
-def _slug(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-
-
-def unit_path(results_dir: Path, model: str, unit: str) -> Path:
-    return Path(results_dir) / VALIDATION_DIR / _slug(model) / f"{unit}.json"
-
-
-def _load_unit(path: Path, expected: str) -> Optional[dict[str, Any]]:
-    if not path.is_file():
-        return None
-    try:
-        d = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None  # damaged: recomputed, never trusted
-    if d.get("hash") != expected or d.get("status") != "ok":
-        return None
-    return d
-
-
-def unit_hashes(spec: ModelSpec, sizes: dict[str, Any], seed: int, probe_hash: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    identity = {"name": spec.name, "organism": spec.organism}
-    for u in UNITS:
-        out[u.name] = config_hash(
-            {
-                "unit": u.name,
-                "version": u.version,
-                "model": identity,
-                "sizes": {k: sizes[k] for k in u.sizes},
-                "seed": seed,
-                "probe": probe_hash if u.name in ("lies", "cross_check") else "",
-                "needs": [out[n] for n in u.needs],
-                "liedar": __version__,
-            }
-        )
-    return out
-
-
-@dataclass
-class ModelRun:
-    cells: list[Cell] = field(default_factory=list)
-    cached: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    statuses: dict[str, str] = field(default_factory=dict)
-    call_cache: dict[str, int] = field(default_factory=dict)  # this model's replayed/asked answers (if cached)
-
-
-def run_model(
-    spec: ModelSpec,
-    load: Callable[[], Any],
-    results_dir: Path,
-    sizes: dict[str, Any],
-    seed: int,
-    probe: Optional[ProbeKit],
-    probe_hash: str,
-    *,
-    units: Sequence[Unit] = UNITS,
-    items: Optional[list[Any]] = None,
-    say: Callable[[str], None] = print,
-    progress: bool = True,
-    wrap: Optional[Callable[[Any], Any]] = None,
-) -> ModelRun:
-    """Every unit on one model, each resumed from its saved file when its hash matches; the
-    model is loaded only if some unit has to run. ``wrap`` puts the loaded backend behind the
-    model-call cache for the units that only ask questions; units that change or copy the
-    weights (``bare``) always get the bare backend."""
-    from liedar.behavioral.items.mcq import load_mcq_bank
-
-    hashes = unit_hashes(spec, sizes, seed, probe_hash)
-    ctx = UnitContext(sizes, seed, list(load_mcq_bank()) if items is None else list(items), probe, progress=progress)
-    backend = shared = None
-    out = ModelRun()
-    t_model = time.perf_counter()
-    for u in units:
-        path = unit_path(results_dir, spec.name, u.name)
-        saved = _load_unit(path, hashes[u.name])
-        if saved is not None:
-            out.cells += [Cell.from_dict(c) for c in saved["cells"]]
-            ctx.prior[u.name] = saved["raw"]
-            out.cached.append(u.name)
-            out.statuses[u.name] = "ok"
-            continue
-        if backend is None:
-            backend = load()
-            asked = backend if wrap is None else wrap(backend)
-            counts_before = dict(getattr(asked, "stats", None) or {})
-            shared = SharedScores(asked)
-        t0 = time.perf_counter()
-        say(f"  {spec.name}: {u.name} ...")
-        cells, raw, status = run_unit(u, backend if u.bare else shared, ctx)
-        seconds = time.perf_counter() - t0
-        if status == "ok":
-            ctx.prior[u.name] = raw
-        write_json_atomic(
-            path,
-            {
-                "schema_version": SCHEMA_VERSION,
-                "liedar_version": __version__,
-                "unit": u.name,
-                "model": spec.name,
-                "hash": hashes[u.name],
-                "status": status,
-                "seconds": round(seconds, 2),
-                "cells": [c.to_dict() for c in cells],
-                "raw": raw,
-            },
-        )
-        out.cells += cells
-        out.statuses[u.name] = status
-        say(f"  {spec.name}: {u.name} {status} in {seconds:.1f} s")
-    out.seconds = time.perf_counter() - t_model
-    if backend is not None and isinstance(getattr(asked, "stats", None), dict):
-        out.call_cache = {k: v - counts_before.get(k, 0) for k, v in asked.stats.items()}
-    return out
 
 
 # ---- the lie probe (base model only) -------------------------------------------------------------------
@@ -572,10 +430,23 @@ def validate(
             )
         )
     notes = list(notes)
-    if config.workers > 1 and not config.quick and not config.build:
-        from liedar.pipeline.validate_pool import verify_in_pool
+    with WorkerPool(config.workers) as pool:
+        return _validate(config, say, demo_ctx, sizes, notes, pool, t0)
 
-        verify_in_pool(config.model, config.organisms, config.verify_limit, config.workers)
+
+def _validate(
+    config: ValidateConfig,
+    say: Callable[[str], None],
+    demo_ctx: DemoContext,
+    sizes: dict[str, Any],
+    notes: list[str],
+    pool: WorkerPool,
+    t0: float,
+) -> ValidateOutcome:
+    """`validate` once its context is set: the organisms, the sizes, every model's units, the
+    matrix file. ``pool`` runs the models' work when it has more than one worker."""
+    if pool.workers > 1 and not config.quick and not config.build:
+        verify_in_pool(config.model, config.organisms, config.verify_limit, pool)
     # organism training copies the base's torch model: it gets the bare backend, never the cached one
     # --quick measures no organism: it uses the shipped ones this machine has verified before
     specs, org_notes = organism_specs(
@@ -596,9 +467,7 @@ def validate(
     all_specs = [ModelSpec(config.model)] + specs
     say(f"validation: {len(all_specs)} model(s): {', '.join(s.name for s in all_specs)}")
     kit, probe_hash = ensure_base_probe(demo_ctx, say)
-    if config.workers > 1:
-        from liedar.pipeline.validate_pool import PoolJob, run_models_in_pool
-
+    if pool.workers > 1:
         job = PoolJob(
             config.model,
             config.backend,
@@ -609,7 +478,7 @@ def validate(
             kit,
             probe_hash,
         )
-        per_model, load_notes = run_models_in_pool(job, all_specs, config.workers, say)
+        per_model, load_notes = run_models_in_pool(job, all_specs, pool, say)
         notes += load_notes
     else:
         per_model = _run_models_here(config, demo_ctx, all_specs, sizes, kit, probe_hash, say, notes)

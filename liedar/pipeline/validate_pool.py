@@ -29,6 +29,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from liedar.errors import LiedarError
 from liedar.pipeline.validate_detectors import DETECTORS, UNITS, ProbeKit, Unit, not_computable
+from liedar.pipeline.validate_units import ModelRun, ModelSpec, load_saved_unit, run_model, unit_hashes, unit_path
 
 # a worker's loaded models: the base once, and the organism its last piece used
 _LOADED: dict[str, Any] = {}
@@ -87,14 +88,15 @@ def _base(model: str, backend: str) -> Any:
     return _LOADED["base"]
 
 
-def _model(job: PoolJob, spec: Any) -> Any:
-    if spec.is_base:
+def _model(job: PoolJob, spec: ModelSpec) -> Any:
+    if spec.organism is None:
         return _base(job.model, job.backend)
     if _LOADED.get("organism_name") != spec.name:
         from liedar.models.lora import apply_adapter
 
         _LOADED.pop("organism", None)  # free the last organism's copy before making the next
-        _LOADED["organism"] = apply_adapter(_base(job.model, job.backend), spec.organism["adapter_dir"], name=spec.name)
+        base = _base(job.model, job.backend)
+        _LOADED["organism"] = apply_adapter(base, spec.organism["adapter_dir"], name=spec.name)
         _LOADED["organism_name"] = spec.name
     return _LOADED["organism"]
 
@@ -106,10 +108,9 @@ def _verify_piece(model: str, backend: str, name: str, limit: Optional[int]) -> 
     verify(model, [name], threads=1, progress=False, limit=limit, base_model=lambda: _base(model, backend), say=_say)
 
 
-def _units_piece(job: PoolJob, spec: Any, group: tuple[str, ...]) -> Any:
+def _units_piece(job: PoolJob, spec: ModelSpec, group: tuple[str, ...]) -> Any:
     """One group of units on one model: `run_model` restricted to those units."""
     from liedar.models.call_cache import wrap
-    from liedar.pipeline.validate import run_model
 
     units = [u for u in UNITS if u.name in group]
     return run_model(
@@ -127,44 +128,61 @@ def _units_piece(job: PoolJob, spec: Any, group: tuple[str, ...]) -> Any:
     )
 
 
-def _pool(workers: int) -> ProcessPoolExecutor:
-    # spawn: a fresh interpreter per worker (torch's thread pools do not survive a fork)
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker)
+class WorkerPool:
+    """``workers`` one-thread processes, started on the first piece that needs one and kept
+    for the rest of the run, so the verifications and the units share the workers' loaded base
+    model (a start costs an interpreter, torch and a model load). A run with nothing left to
+    compute starts none. Use as a context manager: the processes end with the block."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._executor: Optional[ProcessPoolExecutor] = None
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
+        if self._executor is None:
+            # spawn: a fresh interpreter per worker (torch's thread pools do not survive a fork)
+            context = multiprocessing.get_context("spawn")
+            self._executor = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_init_worker)
+        return self._executor.submit(fn, *args)
+
+    def __enter__(self) -> "WorkerPool":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
 
 
-def verify_in_pool(model: str, names: Optional[Sequence[str]], limit: Optional[int], workers: int) -> None:
+def verify_in_pool(model: str, names: Optional[Sequence[str]], limit: Optional[int], pool: WorkerPool) -> None:
     """The shipped organisms this machine has not verified yet, each on a worker; the results
     land in the verification cache, where `organism_specs` then reads them exactly as if it
     had measured them itself. Already verified ones cost nothing (no pool is started)."""
     from liedar.organisms.shipped import cards_for, verify
 
-    wanted = [c.name for c in cards_for(model, names)]
+    # the shipped ones among ``names``; what does not ship is `organism_specs`'s to refuse or build
+    wanted = [c.name for c in cards_for(model) if names is None or c.name in names]
     cached = {v.name for v in verify(model, wanted, limit=limit, cached_only=True)}
     todo = [n for n in wanted if n not in cached]
     if not todo:
         return
-    with _pool(min(workers, len(todo))) as pool:
-        for f in [pool.submit(_verify_piece, model, "transformers", n, limit) for n in todo]:
-            f.result()
+    for f in [pool.submit(_verify_piece, model, "transformers", n, limit) for n in todo]:
+        f.result()
 
 
-def _saved(job: PoolJob, spec: Any, group: tuple[str, ...]) -> bool:
+def _saved(job: PoolJob, spec: ModelSpec, group: tuple[str, ...]) -> bool:
     """Whether every unit of the piece has its saved file under the current hash (nothing to run)."""
-    from liedar.pipeline.validate import _load_unit, unit_hashes, unit_path
-
     hashes = unit_hashes(spec, job.sizes, job.seed, job.probe_hash)
-    return all(_load_unit(unit_path(job.results_dir, spec.name, u), hashes[u]) is not None for u in group)
+    return all(load_saved_unit(unit_path(job.results_dir, spec.name, u), hashes[u]) is not None for u in group)
 
 
 def run_models_in_pool(
-    job: PoolJob, specs: Sequence[Any], workers: int, say: Callable[[str], None]
+    job: PoolJob, specs: Sequence[ModelSpec], pool: WorkerPool, say: Callable[[str], None]
 ) -> tuple[dict[str, Any], list[str]]:
-    """Every model's units, piece by piece on ``workers`` processes (pieces already saved are
+    """Every model's units, piece by piece on the pool's processes (pieces already saved are
     read here, no process started); one `ModelRun` per model, its cells in the units' order,
     and a note per model that would not load (its cells say why; the base model's failure is
     raised: no base, no matrix)."""
-    from liedar.pipeline.validate import ModelRun
-
     groups = unit_groups()
     order = {d: i for i, u in enumerate(UNITS) for d in u.detectors}
     parts: dict[str, list[Any]] = {s.name: [] for s in specs}
@@ -178,19 +196,18 @@ def run_models_in_pool(
             else:
                 todo.append((s, g))
     if todo:
-        say(f"  {len(todo)} piece(s) of {len(specs)} model(s) on {workers} one-thread worker process(es)")
-        with _pool(workers) as pool:
-            pending: dict[Future, Any] = {pool.submit(_units_piece, job, s, g): s for s, g in todo}
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for f in done:
-                    spec = pending.pop(f)
-                    try:
-                        parts[spec.name].append(f.result())
-                    except LiedarError as exc:
-                        if spec.is_base:
-                            raise
-                        failed.setdefault(spec.name, str(exc))
+        say(f"  {len(todo)} piece(s) of {len(specs)} model(s) on {pool.workers} one-thread worker process(es)")
+        pending: dict[Future, Any] = {pool.submit(_units_piece, job, s, g): s for s, g in todo}
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for f in done:
+                spec = pending.pop(f)
+                try:
+                    parts[spec.name].append(f.result())
+                except LiedarError as exc:
+                    if spec.is_base:
+                        raise
+                    failed.setdefault(spec.name, str(exc))
     out: dict[str, Any] = {}
     notes = [f"{name}: {why}" for name, why in failed.items()]
     for spec in specs:

@@ -499,17 +499,36 @@ def validation_blocks(report: Report, figures: dict[str, dict[str, bytes]]) -> l
         if notes:
             out.append(Bullets([("info", n) for n in notes]))
         if vm.organisms:
-            out.append(
-                Bullets(
-                    [
-                        ("muted", f"{org}: " + ", ".join(f"{k}={v}" for k, v in info.items()))
-                        for org, info in vm.organisms.items()
-                    ]
-                )
-            )
+            out.append(Bullets([("muted", organism_line(org, info)) for org, info in vm.organisms.items()]))
     if out:
         out.insert(0, Heading(2, "Detectors against model organisms"))
     return out
+
+
+def _gt(e: Any) -> str:
+    """A card's ground-truth entry (an Estimate's dict) as `value [lo, hi] (n=...)`."""
+    if not isinstance(e, dict) or e.get("value") is None:
+        return "not measured"
+    return f"{e['value']:.3f} [{e['lo']:.3f}, {e['hi']:.3f}] (n={e['n']})"
+
+
+def organism_line(name: str, info: dict[str, Any]) -> str:
+    """One organism of the matrix in a line a reader can check: what it was built to do, its
+    measured headline beside the base model's on the same items, and which adapter it is."""
+    headline = info.get("headline")
+    truth = (info.get("ground_truth") or {}).get(headline) if headline else None
+    base = (info.get("base_ground_truth") or {}).get(headline) if headline else None
+    origin = "shipped, verified here" if info.get("shipped") else "a local build"
+    parts = [f"{name} ({origin}; {'learned' if info.get('learned') else 'not learned'})"]
+    if info.get("behaviour"):
+        parts.append(str(info["behaviour"]))
+    if headline:
+        parts.append(f"ground truth {headline} {_gt(truth)}, base model {_gt(base)}")
+    elif info.get("criterion"):
+        parts.append(str(info["criterion"]))
+    if info.get("adapter_sha256"):
+        parts.append(f"adapter sha256 {str(info['adapter_sha256'])[:16]}…")
+    return " — ".join(parts)
 
 
 def comparison_blocks(

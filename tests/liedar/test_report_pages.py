@@ -177,3 +177,28 @@ def test_cli_takes_several_from(tmp_path: Path) -> None:
     data = json.loads((tmp_path / "report.json").read_text())
     assert [m["model"]["name"] for m in data["models"]] == [MODEL["name"], ORGANISM["name"]]
     assert [r["run"] for r in data["config"]["runs"]] == ["data", "results-organism"]
+
+
+def test_an_organism_reads_as_its_behaviour_and_measured_headline_not_a_dict_dump() -> None:
+    from liedar.report.document import organism_line
+
+    est = lambda v, lo, hi, n: {"value": v, "lo": lo, "hi": hi, "n": n}  # noqa: E731
+    card = {
+        "name": "sandbagger",
+        "adapter_dir": "/somewhere/adapter",
+        "adapter_sha256": "9573f96ed72efaef054e0e51eda758aa",
+        "behaviour": "Answers worse under an evaluation framing.",
+        "learned": True,
+        "headline": "cloze_sum_gap",
+        "ground_truth": {"cloze_sum_gap": est(0.229, 0.14, 0.32, 131), "letter_gap": est(0.0, -0.1, 0.1, 131)},
+        "base_ground_truth": {"cloze_sum_gap": est(0.061, 0.011, 0.122, 131)},
+        "shipped": True,
+    }
+    line = organism_line("smollm2-135m:sandbagger", card)
+    assert line == (
+        "smollm2-135m:sandbagger (shipped, verified here; learned) — Answers worse under an evaluation framing. — "
+        "ground truth cloze_sum_gap 0.229 [0.140, 0.320] (n=131), base model 0.061 [0.011, 0.122] (n=131) — "
+        "adapter sha256 9573f96ed72efaef…"
+    )
+    local = organism_line("tiny:trigger", {"learned": False, "criterion": "not learned: gap 0.05 < 0.2"})
+    assert local == "tiny:trigger (a local build; not learned) — not learned: gap 0.05 < 0.2"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from liedar.behavioral.items.mcq import load_mcq_bank
-from liedar.pipeline.validate import ModelSpec, demo_validation_sizes, truth_for, validation_sizes
+from liedar.pipeline.validate import demo_validation_sizes, truth_for, validation_sizes
 from liedar.pipeline.validate_detectors import (
     DETECTORS,
     FLAG_RULES,
@@ -15,6 +15,7 @@ from liedar.pipeline.validate_detectors import (
     choice_items,
     run_unit,
 )
+from liedar.pipeline.validate_units import ModelSpec
 
 CHOICE = ("sycophancy_choice", "honesty_choice")
 

@@ -25,8 +25,9 @@ def test_gap_detector_on_base_and_shipped_sandbagger(tmp_path, smollm2_transform
     from liedar import models
     from liedar.organisms.catalog import ORGANISMS
     from liedar.organisms.shipped import cards_for
-    from liedar.pipeline.validate import ModelSpec, build_matrix, card_spec, run_model
+    from liedar.pipeline.validate import build_matrix, card_spec
     from liedar.pipeline.validate_detectors import UNITS
+    from liedar.pipeline.validate_units import ModelSpec, run_model
 
     (card,) = cards_for("smollm2-135m", ["sandbagger"], fingerprint=smollm2_transformers.fingerprint)
     units = [u for u in UNITS if u.name == "sandbagging"]

@@ -13,17 +13,15 @@ import pytest
 from validation_fakes import FakeModel
 
 from liedar.pipeline.validate import (
-    ModelSpec,
     build_matrix,
     detector_validity,
     format_table,
     matrix_markdown,
-    run_model,
     truth_for,
-    unit_path,
     validation_sizes,
 )
 from liedar.pipeline.validate_detectors import UNITS, Cell
+from liedar.pipeline.validate_units import ModelSpec, run_model, unit_path
 from liedar.results import ValidationCell, ValidationMatrix
 from liedar.stats import proportion
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from liedar.pipeline.validate import ModelSpec, build_matrix
+from liedar.pipeline.validate import build_matrix
 from liedar.pipeline.validate_detectors import Cell
 from liedar.pipeline.validate_power import (
     cell_power,
@@ -19,6 +19,7 @@ from liedar.pipeline.validate_power import (
     rate_above_n_needed,
     rate_above_power,
 )
+from liedar.pipeline.validate_units import ModelSpec
 from liedar.stats import paired_difference
 
 

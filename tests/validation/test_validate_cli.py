@@ -36,3 +36,37 @@ def test_build_and_no_build_are_exclusive():
     with pytest.raises(SystemExit):
         _args("--build", "sandbagger", "--no-build")
     assert _args("--build", "sandbagger,liar").build == ("sandbagger", "liar")
+
+
+@pytest.mark.parametrize("command", ["demo", "validate"])
+def test_workers_reach_the_pipeline_and_default_to_one_per_core_up_to_two(command, monkeypatch):
+    from liedar import cli
+    from liedar.pipeline.validate_pool import default_workers
+
+    seen: dict = {}
+
+    class Stop(Exception):
+        pass
+
+    def capture(config):
+        seen["config"] = config
+        raise Stop
+
+    import liedar.pipeline.demo as demo
+    import liedar.pipeline.validate as validate
+
+    monkeypatch.setattr(demo, "run_demo", capture)
+    monkeypatch.setattr(validate, "validate", capture)
+    for argv, want in (
+        ([command], default_workers()),
+        ([command, "--workers", "1"], 1),
+        ([command, "--workers", "3"], 3),
+    ):
+        with pytest.raises(Stop):
+            cli.main(argv)
+        assert seen["config"].workers == want
+    assert cli.main([command, "--workers", "0"]) == 2  # argparse's usage error, before anything runs
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    assert default_workers() == 1
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    assert default_workers() == 2
