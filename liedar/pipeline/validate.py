@@ -97,8 +97,9 @@ def demo_validation_sizes(quick: bool = False) -> dict[str, Any]:
     sizes.update(sycophancy_choice_items=0, honesty_choice_products=0)  # `liedar validate` and the audit run them
     if not quick:
         sizes.update(
-            gap_items=30, consistency_items=10, sycophancy_claims=15, honesty_items=16, lie_claims=8, lie_tokens=16
-        )  # 15 claims: the sycophant's cell reaches n = 30, the verdict table's smallest n, for ~15 s on 2 workers
+            gap_items=30, consistency_items=10, sycophancy_claims=18, honesty_items=16, lie_claims=8, lie_tokens=16
+        )  # 18 claims: the sycophant's cell (claims it answers right when asked neutrally, 0.93 of them) reaches
+        # n >= 30, the verdict table's smallest n, for ~6 s more per model than 15 claims
     return sizes
 
 
