@@ -19,6 +19,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from liedar import __version__
 from liedar._util.atomic import json_safe, write_json_atomic
+from liedar._util.workers import WorkerPool
 from liedar.audit.evidence import (
     SKIPPED,
     ModelEvidence,
@@ -137,6 +138,7 @@ class AuditConfig:
     sizes: Optional[dict[str, Any]] = None  # tests give their own
     progress: bool = True
     evidence_cache: Optional[Path] = None  # default: <liedar cache>/audit/evidence, shared by every run
+    workers: int = 1  # one-thread processes the models (after the references) are measured on
 
 
 @dataclass
@@ -186,12 +188,15 @@ def gather(
     progress: bool,
     rule: Optional[Rule] = None,
     references: Sequence[Target] = (),
+    pool: Optional[WorkerPool] = None,
 ) -> dict[str, ModelEvidence]:
     """Target key -> evidence, each distinct model measured once (or read from the cache).
 
     With a ``rule``, the references are measured first and in full; every other model skips a
     fallback format (yes/no after choice) when its preferred format is capable on it and on
-    each reference (`liedar.audit.evidence.measure`)."""
+    each reference (`liedar.audit.evidence.measure`). With a ``pool`` of more than one worker,
+    the models after the references are measured on its processes, one model per process
+    (each writes its evidence file as this process would)."""
     from liedar._util.progress import progress as bar
 
     units = audit_units()
@@ -204,34 +209,93 @@ def gather(
     for t in targets:  # the first name of a model is the one progress shows (the reference, not a zoo id)
         if all(t.key != d.key for d in distinct):
             distinct.append(t)
-    for t in bar(distinct, desc="audit: models", unit="model", disable=not progress):
-        is_ref = t.key in ref_keys
-        skip: dict[str, tuple[str, ...]] = {} if is_ref else fallbacks
-        need = frozenset() if is_ref else needed
-        key = evidence_key(t.identity, sizes, seed, units, skip, need)
-        ev = read_evidence(folder, key)
-        if ev is not None:
-            say(f"{t.label}: evidence from the cache (measured in {ev.seconds:.0f} s)")
+    refs = [t for t in distinct if t.key in ref_keys]
+    for t in bar(refs, desc="audit: references", unit="model", disable=not progress or not refs):
+        # the references first and in this process: what they cannot answer decides what the others run
+        key = evidence_key(t.identity, sizes, seed, units, {}, frozenset())
+        out[t.key] = ev = _evidence(t, key, sizes, seed, folder, loaded.loader(t), {}, frozenset(), say, progress)
+        needed = needed | incapable_preferred(ev, fallbacks)
+        say(f"{t.label}: {ev.seconds:.0f} s")
+    others = [t for t in distinct if t.key not in ref_keys]
+    keys = {t.key: evidence_key(t.identity, sizes, seed, units, fallbacks, needed) for t in others}
+    todo: list[Target] = []
+    for t in others:
+        cached = read_evidence(folder, keys[t.key])
+        if cached is not None:
+            say(f"{t.label}: evidence from the cache (measured in {cached.seconds:.0f} s)")
+            out[t.key] = cached
         else:
-            say(f"{t.label}: running {len(units)} detector units ...")
-            ev = measure(
-                loaded.loader(t),
-                t.identity,
-                sizes,
-                seed,
-                label=t.label,
-                units=units,
-                progress=progress,
-                say=say,
-                fallbacks=skip,
-                needed=need,
+            todo.append(t)
+    if pool is not None and pool.workers > 1 and len(todo) > 1:
+        say(f"measuring {len(todo)} model(s) on {pool.workers} one-thread worker process(es) ...")
+        futures = {
+            t.key: pool.submit(_measure_piece, t, keys[t.key], sizes, seed, folder, fallbacks, needed) for t in todo
+        }
+        for t in bar(todo, desc="audit: models", unit="model", disable=not progress):
+            out[t.key] = futures[t.key].result()
+            say(f"{t.label}: {out[t.key].seconds:.0f} s")
+    else:
+        for t in bar(todo, desc="audit: models", unit="model", disable=not progress):
+            out[t.key] = _evidence(
+                t, keys[t.key], sizes, seed, folder, loaded.loader(t), fallbacks, needed, say, progress
             )
-            write_evidence(folder, key, ev)
-        if is_ref:
-            needed = needed | incapable_preferred(ev, fallbacks)
-            say(f"{t.label}: {ev.seconds:.0f} s")
-        out[t.key] = ev
     return out
+
+
+def _evidence(
+    t: Target,
+    key: str,
+    sizes: dict[str, Any],
+    seed: int,
+    folder: Path,
+    load: Callable[[], Backend],
+    skip: dict[str, tuple[str, ...]],
+    need: frozenset[str],
+    say: Callable[[str], None],
+    progress: bool,
+) -> ModelEvidence:
+    """One model's evidence: read from the cache under ``key``, or measured and written there."""
+    ev = read_evidence(folder, key)
+    if ev is not None:
+        say(f"{t.label}: evidence from the cache (measured in {ev.seconds:.0f} s)")
+        return ev
+    units = audit_units()
+    say(f"{t.label}: running {len(units)} detector units ...")
+    ev = measure(
+        load,
+        t.identity,
+        sizes,
+        seed,
+        label=t.label,
+        units=units,
+        progress=progress,
+        say=say,
+        fallbacks=skip,
+        needed=need,
+    )
+    write_evidence(folder, key, ev)
+    return ev
+
+
+# a worker process's base models, loaded once per process (`_measure_piece`)
+_WORKER_MODELS = Loaded(threads=1)
+
+
+def _measure_piece(
+    t: Target,
+    key: str,
+    sizes: dict[str, Any],
+    seed: int,
+    folder: Path,
+    skip: dict[str, tuple[str, ...]],
+    need: frozenset[str],
+) -> ModelEvidence:
+    """`_evidence` on a one-thread worker process (`liedar.pipeline.validate_pool.WorkerPool`)."""
+
+    def say(line: str) -> None:
+        print(f"   {line}", flush=True)
+
+    return _evidence(t, key, sizes, seed, folder, _WORKER_MODELS.loader(t), skip, need, say, False)
 
 
 def _reference_for(t: Target, given: Optional[Target]) -> Target:
@@ -316,7 +380,10 @@ def audit(config: AuditConfig, say: Callable[[str], None] = print) -> tuple[dict
                 targets[m.name] = _card_target(ids[m.name], folder_m, cards[m.name])
         order = sorted(targets.values(), key=lambda t: t.label)
         say(f"auditing {len(order)} models blind ({', '.join(t.label for t in order)}) against the reference")
-        ev = gather([reference] + order, sizes, config.seed, folder, loaded, say, config.progress, rule, [reference])
+        with WorkerPool(config.workers) as pool:
+            ev = gather(
+                [reference] + order, sizes, config.seed, folder, loaded, say, config.progress, rule, [reference], pool
+            )
         blind = {t.label: _verdict_entry(t, reference, ev, rule) for t in order}
         from liedar.audit.score import score
 
@@ -343,7 +410,8 @@ def audit(config: AuditConfig, say: Callable[[str], None] = print) -> tuple[dict
         given = resolve_target(config.reference, label=config.reference) if config.reference else None
         targets_l = [resolve_target(m) for m in config.models]
         refs = [_reference_for(t, given) for t in targets_l]
-        ev = gather(refs + targets_l, sizes, config.seed, folder, loaded, say, config.progress, rule, refs)
+        with WorkerPool(config.workers) as pool:
+            ev = gather(refs + targets_l, sizes, config.seed, folder, loaded, say, config.progress, rule, refs, pool)
         results["models"] = [_verdict_entry(t, r, ev, rule) for t, r in zip(targets_l, refs)]
     results["seconds"] = round(time.perf_counter() - t_start, 1)
     path = Path(config.output) / RESULTS_FILE

@@ -144,14 +144,15 @@ def add_call_cache_argument(p: argparse.ArgumentParser) -> None:
 
 
 def add_workers_argument(p: argparse.ArgumentParser) -> None:
-    """``--workers N``: processes the validation matrix's models are spread over, one thread each
-    (None: `liedar.pipeline.validate_pool.default_workers`, resolved when the command runs)."""
+    """``--workers N``: processes a run's models are spread over, one thread each (the validation
+    matrix's, an audit's after its references); None: `liedar._util.workers.default_workers`,
+    resolved when the command runs."""
     p.add_argument(
         "--workers",
         type=positive_int,
         default=None,
         metavar="N",
-        help="processes the validation matrix's models run on, one thread each "
+        help="processes the models run on, one thread each "
         "(default: 2 on a machine with two cores or more, else 1; 1 runs them in this process)",
     )
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from liedar.commands.args import add_output_argument, add_seed_argument, input_file, positive_int
+from liedar.commands.args import add_output_argument, add_seed_argument, add_workers_argument, input_file, positive_int
 
 
 def register(subparsers: "argparse._SubParsersAction") -> None:
@@ -51,10 +51,12 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
     p.add_argument("--threads", type=positive_int, default=None, help="CPU threads for the model (default 2)")
     add_output_argument(p, "results folder (default liedar-audit)", kind="dir", default=Path("liedar-audit"))
     add_seed_argument(p)
+    add_workers_argument(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from liedar._util.workers import default_workers
     from liedar.audit.run import AuditConfig, audit, summary_lines
     from liedar.report.audit import write_audit_page
 
@@ -68,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         quick=args.quick,
         seed=args.seed,
         threads=args.threads,
+        workers=args.workers or default_workers(),
     )
     results, path = audit(config)
     for line in summary_lines(results):

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             f"--quick probes only the built-in statement sets and never reads --datasets {args.datasets}; "
             "drop --quick to probe on it, or drop --datasets"
         )
-    from liedar.pipeline.validate_pool import default_workers
+    from liedar._util.workers import default_workers
 
     config = DemoConfig(
         args.model,

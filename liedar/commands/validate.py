@@ -67,8 +67,8 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from liedar._util.workers import default_workers
     from liedar.pipeline.validate import ValidateConfig, format_table, validate
-    from liedar.pipeline.validate_pool import default_workers
 
     build = () if args.no_build or args.build is None else args.build
     config = ValidateConfig(

@@ -25,6 +25,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from liedar import __version__
 from liedar._util.atomic import write_json_atomic
+from liedar._util.workers import WorkerPool
 from liedar.errors import InputError, LiedarError
 from liedar.pipeline.context import DemoConfig, DemoContext, Step, StepUnavailable
 from liedar.pipeline.validate_detectors import (
@@ -34,7 +35,7 @@ from liedar.pipeline.validate_detectors import (
     Cell,
     ProbeKit,
 )
-from liedar.pipeline.validate_pool import PoolJob, WorkerPool, run_models_in_pool, verify_in_pool
+from liedar.pipeline.validate_pool import PoolJob, run_models_in_pool, verify_in_pool
 from liedar.pipeline.validate_units import ModelRun, ModelSpec, run_model
 from liedar.results import SCHEMA_VERSION, DetectorValidity, Section, ValidationCell, ValidationMatrix
 from liedar.stats import Estimate, proportion

@@ -1,14 +1,11 @@
 """The validation matrix's model work on worker processes, one thread each.
 
 Why: once the base model's lie probe is trained, the matrix's work is a set of independent
-pieces (each shipped organism's verification, then each model's detector units), and a
-135M-parameter model on a laptop CPU uses a second thread poorly. Measured on the 2-core
-machines liedar is made for (smollm2-135m, transformers): six 24-token generations took
-7.6 s on one thread and 6.9 s on two, while two one-thread processes ran their six each in
-8.0 s (1.73x the throughput); 25 option scorings took 7.3 s, 4.7 s and 7.5-7.9 s (1.19x).
-So the pool runs one-thread processes, one per core, over pieces small enough to keep both
-busy: every verification first (the matrix's sizes depend on which organisms verify), then
-one piece per (model, group of units), a unit grouped with the units whose results it reads.
+pieces (each shipped organism's verification, then each model's detector units), and one-thread
+processes, one per core, get more out of a laptop CPU than one process on both cores
+(`liedar._util.workers`). The pieces are small enough to keep both busy: every verification
+first (the matrix's sizes depend on which organisms verify), then one piece per (model, group
+of units), a unit grouped with the units whose results it reads.
 
 What a piece writes is what the one-process path writes: verifications go to the same
 verification cache, units to the same resumable unit files under the same hashes (thread
@@ -19,25 +16,19 @@ and merges an organism's adapter into a copy of it, as `validate` does in one pr
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
+from liedar._util.workers import WorkerPool
 from liedar.errors import LiedarError
 from liedar.pipeline.validate_detectors import DETECTORS, UNITS, ProbeKit, Unit, not_computable
 from liedar.pipeline.validate_units import ModelRun, ModelSpec, load_saved_unit, run_model, unit_hashes, unit_path
 
 # a worker's loaded models: the base once, and the organism its last piece used
 _LOADED: dict[str, Any] = {}
-
-
-def default_workers() -> int:
-    """Worker processes when none is asked for: two where there are two cores or more."""
-    return 2 if (os.cpu_count() or 1) >= 2 else 1
 
 
 @dataclass(frozen=True)
@@ -68,12 +59,6 @@ def unit_groups(units: Sequence[Unit] = UNITS) -> list[tuple[str, ...]]:
     for u in units:
         groups.setdefault(group_of[u.name], []).append(u.name)
     return [tuple(g) for g in groups.values()]
-
-
-def _init_worker() -> None:
-    import torch
-
-    torch.set_num_threads(1)
 
 
 def _say(line: str) -> None:
@@ -126,32 +111,6 @@ def _units_piece(job: PoolJob, spec: ModelSpec, group: tuple[str, ...]) -> Any:
         progress=False,
         wrap=wrap if job.call_cache else None,
     )
-
-
-class WorkerPool:
-    """``workers`` one-thread processes, started on the first piece that needs one and kept
-    for the rest of the run, so the verifications and the units share the workers' loaded base
-    model (a start costs an interpreter, torch and a model load). A run with nothing left to
-    compute starts none. Use as a context manager: the processes end with the block."""
-
-    def __init__(self, workers: int) -> None:
-        self.workers = workers
-        self._executor: Optional[ProcessPoolExecutor] = None
-
-    def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
-        if self._executor is None:
-            # spawn: a fresh interpreter per worker (torch's thread pools do not survive a fork)
-            context = multiprocessing.get_context("spawn")
-            self._executor = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_init_worker)
-        return self._executor.submit(fn, *args)
-
-    def __enter__(self) -> "WorkerPool":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=True, cancel_futures=True)
-            self._executor = None
 
 
 def verify_in_pool(model: str, names: Optional[Sequence[str]], limit: Optional[int], pool: WorkerPool) -> None:
