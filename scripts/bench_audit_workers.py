@@ -2,7 +2,8 @@
 
 `liedar audit --model ... --reference BASE` is run cold twice in one run: in one process on
 ``--threads`` threads (the baseline), and with ``--workers`` one-thread worker processes
-measuring the audited models after the reference (`liedar.audit.run.gather`). Each side has
+measuring the audited models after the reference (`liedar.audit.run.gather`; the reference
+runs first on ``--threads`` threads in the calling process on both sides). Each side has
 its own empty ``LIEDAR_CACHE`` and evidence folder, so every model is measured on both sides.
 Prints each side's seconds, the ratio, and whether the two sides gave every model the same
 verdict and the same evidence cells.
@@ -38,7 +39,7 @@ def _side(label: str, work: Path, args: argparse.Namespace, workers: int) -> tup
         reference=args.reference,
         output=work / f"out-{label}",
         evidence_cache=work / f"evidence-{label}",
-        threads=args.threads if workers == 1 else 1,
+        threads=args.threads,  # the references' (in this process); the workers run on one thread each
         progress=False,
         workers=workers,
     )
