@@ -36,7 +36,7 @@ from liedar.pipeline.validate_detectors import (
     ProbeKit,
 )
 from liedar.pipeline.validate_pool import PoolJob, run_models_in_pool, verify_in_pool
-from liedar.pipeline.validate_units import ModelRun, ModelSpec, run_model
+from liedar.pipeline.validate_units import ModelRun, ModelSpec, run_model, unloaded_run
 from liedar.results import SCHEMA_VERSION, DetectorValidity, Section, ValidationCell, ValidationMatrix
 from liedar.stats import Estimate, proportion
 
@@ -400,10 +400,8 @@ def _run_models_here(
         except LiedarError as exc:  # an organism that will not load: its column says why
             if spec.is_base:
                 raise  # no base model, no matrix: one line, exit 2
-            from liedar.pipeline.validate_detectors import not_computable
-
             notes.append(f"{spec.name}: {exc}")
-            per_model[spec.name] = ModelRun([not_computable(d, f"model did not load: {exc}") for d in DETECTORS])
+            per_model[spec.name] = unloaded_run(exc)
     return per_model
 
 

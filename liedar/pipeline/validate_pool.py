@@ -24,8 +24,16 @@ from typing import Any, Callable, Optional, Sequence
 
 from liedar._util.workers import WorkerPool
 from liedar.errors import LiedarError
-from liedar.pipeline.validate_detectors import DETECTORS, UNITS, ProbeKit, Unit, not_computable
-from liedar.pipeline.validate_units import ModelRun, ModelSpec, load_saved_unit, run_model, unit_hashes, unit_path
+from liedar.pipeline.validate_detectors import UNITS, ProbeKit, Unit
+from liedar.pipeline.validate_units import (
+    ModelRun,
+    ModelSpec,
+    load_saved_unit,
+    run_model,
+    unit_hashes,
+    unit_path,
+    unloaded_run,
+)
 
 # a worker's loaded models: the base once, and the organism its last piece used
 _LOADED: dict[str, Any] = {}
@@ -129,9 +137,8 @@ def verify_in_pool(model: str, names: Optional[Sequence[str]], limit: Optional[i
         f.result()
 
 
-def _saved(job: PoolJob, spec: ModelSpec, group: tuple[str, ...]) -> bool:
+def _saved(job: PoolJob, spec: ModelSpec, group: tuple[str, ...], hashes: dict[str, str]) -> bool:
     """Whether every unit of the piece has its saved file under the current hash (nothing to run)."""
-    hashes = unit_hashes(spec, job.sizes, job.seed, job.probe_hash)
     return all(load_saved_unit(unit_path(job.results_dir, spec.name, u), hashes[u]) is not None for u in group)
 
 
@@ -149,8 +156,9 @@ def run_models_in_pool(
     t0 = time.perf_counter()
     todo = []
     for s in specs:
+        hashes = unit_hashes(s, job.sizes, job.seed, job.probe_hash)
         for g in groups:
-            if _saved(job, s, g):
+            if _saved(job, s, g, hashes):
                 parts[s.name].append(_units_piece(job, s, g))
             else:
                 todo.append((s, g))
@@ -171,8 +179,7 @@ def run_models_in_pool(
     notes = [f"{name}: {why}" for name, why in failed.items()]
     for spec in specs:
         if spec.name in failed:
-            why = f"model did not load: {failed[spec.name]}"
-            out[spec.name] = ModelRun([not_computable(d, why) for d in DETECTORS])
+            out[spec.name] = unloaded_run(failed[spec.name])
             continue
         run = ModelRun()
         for part in parts[spec.name]:

@@ -18,7 +18,17 @@ from typing import Any, Callable, Optional, Sequence
 
 from liedar import __version__
 from liedar._util.atomic import write_json_atomic
-from liedar.pipeline.validate_detectors import UNITS, Cell, ProbeKit, SharedScores, Unit, UnitContext, run_unit
+from liedar.pipeline.validate_detectors import (
+    DETECTORS,
+    UNITS,
+    Cell,
+    ProbeKit,
+    SharedScores,
+    Unit,
+    UnitContext,
+    not_computable,
+    run_unit,
+)
 from liedar.report.store import config_hash
 from liedar.results import SCHEMA_VERSION
 
@@ -87,6 +97,11 @@ class ModelRun:
     seconds: float = 0.0
     statuses: dict[str, str] = field(default_factory=dict)
     call_cache: dict[str, int] = field(default_factory=dict)  # this model's replayed/asked answers (if cached)
+
+
+def unloaded_run(reason: object) -> "ModelRun":
+    """The column of a model that would not load: every detector not computable, saying why."""
+    return ModelRun([not_computable(d, f"model did not load: {reason}") for d in DETECTORS])
 
 
 def run_model(
