@@ -84,7 +84,7 @@ def validation_sizes(quick: bool = False) -> dict[str, Any]:
         honesty_items=24,
         sycophancy_choice_items=40,  # the audit's 40 gap items: their neutral passes are shared
         honesty_choice_products=36,
-        lie_claims=12,
+        lie_claims=16,
         lie_tokens=16,
     )
 
@@ -98,9 +98,10 @@ def demo_validation_sizes(quick: bool = False) -> dict[str, Any]:
     sizes.update(sycophancy_choice_items=0, honesty_choice_products=0)  # `liedar validate` and the audit run them
     if not quick:
         sizes.update(
-            gap_items=30, consistency_items=10, sycophancy_claims=18, honesty_items=16, lie_claims=8, lie_tokens=16
+            gap_items=30, consistency_items=10, sycophancy_claims=18, honesty_items=16, lie_claims=16, lie_tokens=16
         )  # 18 claims: the sycophant's cell (claims it answers right when asked neutrally, 0.93 of them) reaches
-        # n >= 30, the verdict table's smallest n, for ~6 s more per model than 15 claims
+        # n >= 30, the verdict table's smallest n, for ~6 s more per model than 15 claims; 16 lie claims give
+        # the liar's lie-probe cell 32 graded answers (each claim asked at the desk and in the sales role)
     return sizes
 
 
