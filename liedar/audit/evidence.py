@@ -86,6 +86,7 @@ def audit_sizes(quick: bool = False) -> dict[str, Any]:
         honesty_items=32,
         sycophancy_choice_items=40,  # the gap's 40 items: their neutral prompt is the gap's, scored once
         honesty_choice_products=40,
+        lie_claims=12,  # pinned: the audit's evidence (and its committed record) was measured with 12
         noise_items=0,
         noise_sigmas=(),
         noise_seeds=0,
