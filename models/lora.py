@@ -10,9 +10,10 @@ What makes that cheap:
   "boundary" states) and every epoch runs only the adapted blocks: an epoch costs the
   upper blocks' forward + backward, not the whole model's.
 * **Loss on the answer tokens only**: the prompt is context, never a target.
-* **bf16 autocast** when it is measured to be faster on this CPU (``dtype="auto"`` times
-  one forward + backward of a training batch both ways); CPUs without native bf16 run it
-  slower than fp32, so the fallback is real, and the choice is recorded.
+* **bf16 autocast** when the CPU advertises native bf16 (``dtype="auto"``); CPUs without it
+  emulate bf16 many times slower than fp32, so they train in fp32. The flags decide, not
+  which dtype ran faster, so a training's numerics do not change with the machine's load;
+  the choice is recorded.
 
 Prompts are rendered and tokenized exactly as ``BackendBase.score_options`` does (prompt
 and answer tokenized together, the answer's tokens are those holding any of its
@@ -691,9 +692,9 @@ def _loss(torch, model, boundary: _BoundaryCache, index: int, ids, mask, labels,
 
 
 def _cpu_has_bf16() -> bool:
-    """Whether the CPU advertises native bf16 arithmetic (Linux flags; elsewhere assume yes
-    and let the timing decide). Advertised is not usable (AMX on some VMs): the timing
-    below still decides when the flag is there."""
+    """Whether the CPU advertises native bf16 arithmetic (Linux flags; elsewhere assume yes).
+    Advertised is not always usable (AMX on some VMs): `_choose_dtype`'s timing vetoes an
+    emulated bf16."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
             flags = next((line for line in f if line.startswith("flags")), "")
@@ -702,39 +703,61 @@ def _cpu_has_bf16() -> bool:
     return not flags or "avx512_bf16" in flags or "amx_bf16" in flags
 
 
-def _choose_dtype(torch, model, boundary, tensors, dtype: str) -> tuple[bool, dict]:
-    """Time one forward + backward of the largest batch in fp32 and bf16 autocast (the
-    gradients are discarded) and keep the faster, unless the caller chose.
+# bf16 is kept unless one step of it is this many times an fp32 step: only a CPU that advertises
+# bf16 and emulates it (15-20x, measured: 101 s against 6 s) is that slow, and load noise is not
+EMULATED_BF16_RATIO = 4.0
+# steps faster than this are not timed: a tiny model's step is milliseconds, where one scheduler
+# pause can double a timing, and its speed does not matter
+TIMED_STEP_FLOOR_S = 0.1
 
-    Why the early stop: on CPUs without native bf16 kernels one bf16 step costs 15-20x an
-    fp32 one (measured: 101 s against 6 s under load), so a second bf16 step is timed only
-    when the first was not already more than twice as slow as fp32."""
+
+def _choose_dtype(torch, model, boundary, tensors, dtype: str) -> tuple[bool, dict]:
+    """bf16 autocast when the CPU advertises native bf16, unless the caller chose.
+
+    Why the flags decide and the timing only vetoes: the choice sets the training's numerics,
+    so a choice by which dtype ran faster made the same training give different adapters on
+    the same machine under different load (a fine-tuning elicitation cell changed between two
+    runs of the validation matrix). The flags are the same on every run; the timing of one
+    forward + backward of the largest batch in each dtype can only veto bf16 when it is
+    `EMULATED_BF16_RATIO` times slower, which is emulation, not noise."""
     if dtype != "auto":
         return dtype == "bf16", {"chosen_by": "caller"}
     if not _cpu_has_bf16():
         return False, {"chosen_by": "cpu flags: no avx512_bf16 / amx_bf16, so bf16 is emulated (not timed)"}
     index = max(range(len(tensors)), key=lambda i: tensors[i][0].numel())
-    ids, mask, labels = tensors[index]
-    timing: dict[str, Any] = {"chosen_by": "measured"}
-    for name, flag in (("fp32", False), ("bf16", True)):
-        try:
-            best = math.inf
-            for _ in range(2):
-                t0 = time.perf_counter()
-                loss = _loss(torch, model, boundary, index, ids, mask, labels, flag)
-                loss.backward()
-                best = min(best, time.perf_counter() - t0)
-                fp32_best = timing.get("fp32_step_seconds")
-                if flag and fp32_best is not None and best > 2 * fp32_best:
-                    break
-            timing[f"{name}_step_seconds"] = best
-        except RuntimeError as exc:  # bf16 kernels missing on this build/CPU
-            timing[f"{name}_step_seconds"] = None
-            timing[f"{name}_error"] = str(exc).splitlines()[0][:200]
+    timing: dict[str, Any] = {"chosen_by": "cpu flags: native bf16"}
+    fp32 = _step_seconds(torch, model, boundary, index, tensors[index], False)
+    timing["fp32_step_seconds"] = fp32
+    if fp32 < TIMED_STEP_FLOOR_S:
+        timing["chosen_by"] += f" (an fp32 step under {TIMED_STEP_FLOOR_S} s: bf16 not timed)"
+        return True, timing
+    try:
+        give_up = 2 * EMULATED_BF16_RATIO * fp32
+        bf16 = _step_seconds(torch, model, boundary, index, tensors[index], True, give_up=give_up)
+    except RuntimeError as exc:  # bf16 kernels missing on this build/CPU
         model.zero_grad(set_to_none=True)
-    fp32, bf16 = timing.get("fp32_step_seconds"), timing.get("bf16_step_seconds")
-    use = bf16 is not None and fp32 is not None and bf16 < 0.9 * fp32
-    return use, timing
+        timing.update(bf16_step_seconds=None, bf16_error=str(exc).splitlines()[0][:200], chosen_by="bf16 failed")
+        return False, timing
+    timing["bf16_step_seconds"] = bf16
+    if bf16 > EMULATED_BF16_RATIO * fp32:
+        timing["chosen_by"] = f"timing: a bf16 step over {EMULATED_BF16_RATIO}x an fp32 one, emulated despite the flags"
+        return False, timing
+    return True, timing
+
+
+def _step_seconds(torch, model, boundary, index, batch, bf16: bool, give_up: float = math.inf) -> float:
+    """The fastest of two forward + backward passes of ``batch`` (gradients discarded); one
+    when the first already took ``give_up`` seconds."""
+    ids, mask, labels = batch
+    best = math.inf
+    for _ in range(2):
+        t0 = time.perf_counter()
+        _loss(torch, model, boundary, index, ids, mask, labels, bf16).backward()
+        best = min(best, time.perf_counter() - t0)
+        if best > give_up:
+            break
+    model.zero_grad(set_to_none=True)
+    return best
 
 
 # ---- merging ------------------------------------------------------------------------------------

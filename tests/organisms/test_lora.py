@@ -132,3 +132,36 @@ def test_bad_inputs(tiny_backend):
     assert select_layers(3, "upper") == [2]
     with pytest.raises(InputError):
         select_layers(3, 5)
+
+
+@pytest.mark.parametrize(
+    "flags, fp32_s, bf16_s, want_bf16, why",
+    [
+        (False, 1.0, 0.5, False, "no avx512_bf16"),  # no native bf16: fp32, nothing timed
+        (True, 1.0, 1.3, True, "native bf16"),  # a bit slower (noise, or load) does not flip the choice
+        (True, 1.0, 0.5, True, "native bf16"),
+        (True, 1.0, 9.0, False, "emulated despite the flags"),  # only emulation's 15-20x vetoes bf16
+        (True, 0.01, None, True, "bf16 not timed"),  # a tiny step is not timed at all
+    ],
+)
+def test_the_cpu_flags_choose_bf16_and_timing_only_vetoes_emulation(monkeypatch, flags, fp32_s, bf16_s, want_bf16, why):
+    """The training dtype decides the adapter's numerics, so it must not follow the machine's
+    load: the same training under more load gives the same adapter."""
+    import torch
+
+    from liedar.models import lora
+
+    timed: list[bool] = []
+
+    def step_seconds(torch, model, boundary, index, batch, bf16, give_up=float("inf")):
+        timed.append(bf16)
+        assert bf16_s is not None or not bf16, "bf16 was timed on a step too fast to matter"
+        return bf16_s if bf16 else fp32_s
+
+    monkeypatch.setattr(lora, "_cpu_has_bf16", lambda: flags)
+    monkeypatch.setattr(lora, "_step_seconds", step_seconds)
+    tensors = [(torch.zeros(1, 3), None, None)]
+    use, timing = lora._choose_dtype(None, None, None, tensors, "auto")
+    assert use is want_bf16 and why in timing["chosen_by"], timing
+    assert timed == ([] if not flags else [False] if bf16_s is None else [False, True])
+    assert lora._choose_dtype(None, None, None, tensors, "fp32") == (False, {"chosen_by": "caller"})
