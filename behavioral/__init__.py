@@ -28,7 +28,7 @@ from liedar.behavioral.noise import noise_curve
 from liedar.behavioral.registry import get, instruments, register
 from liedar.behavioral.sandbagging import sandbagging_gap
 from liedar.behavioral.sycophancy import sycophancy
-from liedar.stats import Estimate
+from liedar.core.stats import Estimate
 
 __all__ = [
     "ConditionTrials",

@@ -17,8 +17,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
-from liedar.results import Caveat
-from liedar.stats import Estimate, TestResult, excludes, mcnemar, no_estimate, paired_difference, proportion
+from liedar.core.results import Caveat
+from liedar.core.stats import Estimate, TestResult, excludes, mcnemar, no_estimate, paired_difference, proportion
 
 ALPHA = 0.05
 

@@ -29,9 +29,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from liedar.errors import InputError
-from liedar.results import Caveat
-from liedar.stats import DEFAULT_INTERVAL, Estimate, proportion
+from liedar.core.errors import InputError
+from liedar.core.results import Caveat
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate, proportion
 
 DEFAULT_K = 0.2
 SCORES = ("wording", "min_k")

@@ -30,8 +30,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from liedar.errors import InputError
-from liedar.stats import DEFAULT_INTERVAL, Estimate, proportion
+from liedar.core.errors import InputError
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate, proportion
 
 
 def seeded_rng(seed: int, *parts: str) -> np.random.Generator:
@@ -230,7 +230,7 @@ def select_ceiling(
     chance : float
         Accuracy of guessing (1 / number of options).
     interval : str, default DEFAULT_INTERVAL
-        Interval method of the proportions (`liedar.stats.proportion`).
+        Interval method of the proportions (`liedar.core.stats.proportion`).
 
     Returns
     -------

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from liedar._util.jsonl import check_field, read_records
 from liedar.behavioral.records import require_items, require_label, require_unique
-from liedar.errors import InputError
-from liedar.stats import DEFAULT_INTERVAL, Estimate, proportion
+from liedar.core._util.jsonl import check_field, read_records
+from liedar.core.errors import InputError
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate, proportion
 
 ACTION_LABELS = ("honest", "commission", "omission")
 FOLLOWUP_LABELS = ("admits", "doubles_down", "evades")
@@ -117,7 +117,7 @@ def score_episodes(
     rubrics : mapping of str to ScenarioRubric
         Scenario name -> its rubric.
     interval : str, default DEFAULT_INTERVAL
-        Interval method of the rates (`liedar.stats.proportion`).
+        Interval method of the rates (`liedar.core.stats.proportion`).
 
     Returns
     -------

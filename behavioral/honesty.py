@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any, Collection, Optional, Sequence
 
 from liedar.behavioral.records import require_items, require_label, require_unique
-from liedar.errors import InputError
-from liedar.results import Caveat
-from liedar.stats import DEFAULT_INTERVAL, Estimate, proportion
+from liedar.core.errors import InputError
+from liedar.core.results import Caveat
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate, proportion
 
 EVADE = "evade"
 YES_NO = ("yes", "no")
@@ -99,7 +99,7 @@ def belief_vs_assertion(
     answers : collection of str, default ("yes", "no")
         The possible answers.
     interval : str, default DEFAULT_INTERVAL
-        Interval method of the rates (`liedar.stats.proportion`).
+        Interval method of the rates (`liedar.core.stats.proportion`).
     protocol : str, optional
         How the answers were elicited, kept in the result.
 

@@ -30,9 +30,9 @@ from liedar.behavioral.choice_format import (
     unmeasured,
 )
 from liedar.behavioral.records import require_items, require_label, require_unique
-from liedar.errors import InputError
-from liedar.results import Caveat
-from liedar.stats import DEFAULT_INTERVAL, Estimate, TestResult
+from liedar.core.errors import InputError
+from liedar.core.results import Caveat
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate, TestResult
 
 ANSWERS = ("yes", "no")
 
@@ -85,7 +85,7 @@ def honesty_choice(
     records : sequence of HonestyChoiceRecord
         One per sheet; every defect sheet believed right must carry both assertions.
     interval : str
-        Interval method of the rates (`liedar.stats.proportion`).
+        Interval method of the rates (`liedar.core.stats.proportion`).
     protocol : str
         How the records were asked, in words.
     alpha : float
@@ -97,7 +97,7 @@ def honesty_choice(
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         No records, duplicate ids, answers other than "yes"/"no", or a defect sheet believed
         right without both assertions.
     """

@@ -16,7 +16,7 @@ the CLI and the demo sampled items differently. Now an instrument is one class w
   becomes), from which ``items(limit, seed)`` is derived: the one sampling rule the CLI and
   the demo share; an instrument whose draw is its own logic overrides ``items`` instead;
 * ``run(backend, items, ...)`` → `InstrumentRun` (result, per-item records, caveats);
-* ``section(run)`` → the report's rows (`liedar.results.Section`), with each `Caveat` put on
+* ``section(run)`` → the report's rows (`liedar.core.results.Section`), with each `Caveat` put on
   the rows its *code* names (``caveat_rows``), never routed by its text;
 * ``demo``: the sizes the demo uses (``DemoPlan``), or None to leave it out of the demo.
 
@@ -34,9 +34,9 @@ from typing import Any, Callable, ClassVar, Mapping, Optional, Sequence
 
 import numpy as np
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
+from liedar.core.results import Caveat, Section
 from liedar.models.backend import Backend
-from liedar.results import Caveat, Section
 
 LOCAL_BACKENDS = ("transformers", "llamacpp")
 
@@ -106,7 +106,7 @@ class InstrumentRun:
         dict
             ``instrument``, ``options``, ``result``, ``records`` and ``caveats``.
         """
-        from liedar._util.atomic import json_safe
+        from liedar.core._util.atomic import json_safe
 
         return {
             "instrument": self.instrument,
@@ -139,7 +139,7 @@ class Flag:
     default : Any, optional
         The value when the flag is not given.
     type : callable, optional
-        Parses and checks the text at parse time (`liedar._util.argtypes`; a bad value is one
+        Parses and checks the text at parse time (`liedar.core._util.argtypes`; a bad value is one
         usage line, exit 2).
     choices : sequence, optional
         The values allowed.
@@ -410,7 +410,7 @@ class Instrument:
         items : sequence
             Items from `items`.
         interval : str
-            Interval method of the rates (`liedar.stats.proportion`).
+            Interval method of the rates (`liedar.core.stats.proportion`).
         seed : int, default 0
             Seed of any randomness in the run (shuffles, sampling).
         progress : bool, default False

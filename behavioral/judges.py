@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Collection, Mapping, Optional
 
-from liedar._util.jsonl import check_field, iter_csv, read_records
 from liedar.behavioral.records import require_items, require_label, require_same_ids
-from liedar.errors import InputError
-from liedar.stats import DEFAULT_INTERVAL, Estimate, cohen_kappa, proportion
+from liedar.core._util.jsonl import check_field, iter_csv, read_records
+from liedar.core.errors import InputError
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate, cohen_kappa, proportion
 
 KAPPA_TRUST = 0.6
 
@@ -94,7 +94,7 @@ def validate_judge(
     allowed : collection of str, optional
         Labels allowed in both; any label when None.
     interval : str, default DEFAULT_INTERVAL
-        Interval method of the raw agreement (`liedar.stats.proportion`).
+        Interval method of the raw agreement (`liedar.core.stats.proportion`).
 
     Returns
     -------

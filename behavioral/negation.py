@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from liedar.behavioral.records import require_items, require_label, require_unique
-from liedar.errors import InputError
-from liedar.results import Caveat
-from liedar.stats import DEFAULT_INTERVAL, Estimate, TestResult, mean_interval, newcombe_difference, proportion
+from liedar.core.errors import InputError
+from liedar.core.results import Caveat
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate, TestResult, mean_interval, newcombe_difference, proportion
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def negation_consistency(
     costly_group : str, default "costly"
         The group where honesty is costly.
     interval : str, default DEFAULT_INTERVAL
-        Interval method of the rates (`liedar.stats.proportion`).
+        Interval method of the rates (`liedar.core.stats.proportion`).
     protocol : str, optional
         How the answers were elicited, kept in the result.
     alpha : float, default 0.05

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from liedar.behavioral.records import require_items
-from liedar.errors import InputError
-from liedar.results import Caveat
-from liedar.stats import DEFAULT_INTERVAL, Estimate, mean_interval, proportion
+from liedar.core.errors import InputError
+from liedar.core.results import Caveat
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate, mean_interval, proportion
 
 
 @dataclass(frozen=True)

@@ -42,9 +42,9 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from liedar.errors import InputError
-from liedar.results import Caveat
-from liedar.stats import DEFAULT_INTERVAL, Estimate, mean_interval, proportion
+from liedar.core.errors import InputError
+from liedar.core.results import Caveat
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate, mean_interval, proportion
 
 EXACT_FLIPS = 16  # nonzero differences up to this many: enumerate all 2^k sign patterns
 MC_FLIPS = 20000

@@ -11,15 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from liedar._util.argtypes import comma_list, input_file
 from liedar.behavioral.episodes import load_episodes, score_episodes
 from liedar.behavioral.instrument import Flag, Instrument, InstrumentRun
 from liedar.behavioral.items.episodes import RUBRICS
 from liedar.behavioral.judges import load_labels, validate_judge
+from liedar.core._util.argtypes import comma_list, input_file
+from liedar.core.results import Caveat, Section
+from liedar.core.rows import add_measure, add_quality_metric, attach_caveats
+from liedar.core.stats import DEFAULT_INTERVAL
 from liedar.models.backend import Backend
-from liedar.results import Caveat, Section
-from liedar.rows import add_measure, add_quality_metric, attach_caveats
-from liedar.stats import DEFAULT_INTERVAL
 
 
 def _caveats(code: str, texts: Sequence[Any]) -> tuple[Caveat, ...]:

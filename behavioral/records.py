@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Collection, Iterable, Sequence
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 
 def require_items(items: Collection[Any], what: str) -> None:

@@ -22,7 +22,7 @@ from liedar.behavioral.runners.sandbagging import SandbaggingGap
 from liedar.behavioral.runners.sycophancy import Sycophancy
 from liedar.behavioral.runners.sycophancy_choice import ChoiceSycophancy
 from liedar.behavioral.runners.verbalized import VerbalizedAwareness
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 BUILTIN: tuple[Instrument, ...] = (
     Consistency(),

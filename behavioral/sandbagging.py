@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from liedar.behavioral.records import require_items, require_same_ids
-from liedar.results import Caveat
-from liedar.stats import DEFAULT_INTERVAL, Estimate, TestResult, excludes, mcnemar, paired_difference, proportion
+from liedar.core.results import Caveat
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate, TestResult, excludes, mcnemar, paired_difference, proportion
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def sandbagging_gap(
     chance : float
         Accuracy of guessing.
     interval : str, default DEFAULT_INTERVAL
-        Interval method of the two accuracies (`liedar.stats.proportion`).
+        Interval method of the two accuracies (`liedar.core.stats.proportion`).
     alpha : float, default 0.05
         Level of the McNemar test.
 

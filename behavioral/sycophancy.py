@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any, Collection, Sequence
 
 from liedar.behavioral.records import require_items, require_label, require_unique
-from liedar.errors import InputError
-from liedar.results import Caveat
-from liedar.stats import DEFAULT_INTERVAL, Estimate, TestResult, newcombe_difference, proportion
+from liedar.core.errors import InputError
+from liedar.core.results import Caveat
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate, TestResult, newcombe_difference, proportion
 
 YES_NO = ("yes", "no")
 
@@ -171,7 +171,7 @@ def sycophancy(
     labels : collection of str, default ("yes", "no")
         The possible answers.
     interval : str, default DEFAULT_INTERVAL
-        Interval method of the rates (`liedar.stats.proportion`).
+        Interval method of the rates (`liedar.core.stats.proportion`).
     protocol : str, optional
         How the answers were elicited, kept in the result.
     alpha : float, default 0.05

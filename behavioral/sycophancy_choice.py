@@ -31,9 +31,9 @@ from liedar.behavioral.choice_format import (
     unmeasured,
 )
 from liedar.behavioral.records import require_items, require_unique
-from liedar.errors import InputError
-from liedar.results import Caveat
-from liedar.stats import DEFAULT_INTERVAL, Estimate, TestResult, proportion
+from liedar.core.errors import InputError
+from liedar.core.results import Caveat
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate, TestResult, proportion
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def choice_sycophancy(
     records : sequence of ChoiceSycophancyRecord
         One per item; every item answered right neutrally must carry both pressured choices.
     interval : str
-        Interval method of the rates (`liedar.stats.proportion`).
+        Interval method of the rates (`liedar.core.stats.proportion`).
     protocol : str
         How the records were asked, in words (kept with the result).
     alpha : float
@@ -101,7 +101,7 @@ def choice_sycophancy(
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         No records, duplicate ids, a suggested option that is the right one, or a known item
         without both pressured choices.
     """

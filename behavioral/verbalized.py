@@ -25,10 +25,10 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from liedar.behavioral.judges import JudgeResult, validate_judge
-from liedar.errors import InputError
+from liedar.core.errors import InputError
+from liedar.core.results import Caveat
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate, mean_interval, proportion
 from liedar.models.backend import Backend
-from liedar.results import Caveat
-from liedar.stats import DEFAULT_INTERVAL, Estimate, mean_interval, proportion
 
 AWARE, NOT_AWARE = "aware", "not_aware"
 

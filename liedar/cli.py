@@ -35,7 +35,7 @@ from liedar.commands import (
 )
 from liedar.commands.args import OneLineParser, usage_error
 from liedar.commands.examples import add_examples
-from liedar.errors import LiedarError
+from liedar.core.errors import LiedarError
 
 TOP_LEVEL_COMMANDS = (demo, validate, audit, report, extract, probe, monitor, organism)
 

@@ -36,8 +36,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from liedar.results import Ceiling, Measure, ModelReport, Reading
-from liedar.stats import rule_of_three
+from liedar.core.results import Ceiling, Measure, ModelReport, Reading
+from liedar.core.stats import rule_of_three
 
 NEAR_ZERO = 0.05
 NEAR_CHANCE_MARGIN = 0.10

@@ -42,9 +42,9 @@ def load(name_or_path: str, backend: str = "transformers", n_threads: "int | Non
 
     Raises
     ------
-    liedar.errors.ModelUnavailableError
+    liedar.core.errors.ModelUnavailableError
         When the model package is not installed (the message names the install line).
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         For an unknown name, a bad path or bad options.
 
     Examples

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
-from liedar.errors import IncompatibleError, InputError
+from liedar.core.errors import IncompatibleError, InputError
 from liedar.models.storage import cache_root
 
 INDEX_FORMAT = "liedar-organism-index-1"
@@ -181,7 +181,7 @@ def attach_card(backend, folder: Path):
 
     Raises
     ------
-    liedar.errors.IncompatibleError
+    liedar.core.errors.IncompatibleError
         A damaged card, an adapter that is not the card's, another base model or width.
 
     Examples

@@ -16,7 +16,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.models.backend import Encoded, Generation, Position, Span, TokenStates, TokenStep
 from liedar.models.chat import TextInput, render
 
@@ -216,7 +216,7 @@ class BackendBase:
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].ids))
         bar = None
         if progress:
-            from liedar._util.progress import progress as step_progress
+            from liedar.core._util.progress import progress as step_progress
 
             bar = step_progress(total=len(encoded), desc=f"{self.name} hidden states", unit="input")
         for lo in range(0, len(order), self.batch_size):

@@ -33,7 +33,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from liedar.errors import IncompatibleError, InputError
+from liedar.core.errors import IncompatibleError, InputError
 from liedar.models.backend import Position, Span
 from liedar.models.chat import Dialogue, TextInput
 from liedar.models.storage import atomic_file, cache_root, note
@@ -101,7 +101,7 @@ def cached_hidden_states(
     counts = {"computed": 0, "reused": 0, "damaged": 0}
     bar = None
     if progress:
-        from liedar._util.progress import progress as step_progress
+        from liedar.core._util.progress import progress as step_progress
 
         bar = step_progress(total=len(inputs), desc=f"extract {backend.name}", unit="input")
     for lo in range(0, len(inputs), shard_size):

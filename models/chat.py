@@ -74,7 +74,7 @@ def render(
     words (this is what score_options and generate need). Models without a chat template
     get a plain ``role: content`` layout.
     """
-    from liedar.errors import InputError
+    from liedar.core.errors import InputError
 
     if isinstance(inp, str):
         return Rendered(inp, ((0, len(inp)),), (True,), False)
@@ -105,7 +105,7 @@ def render(
 
 def _locate(text: str, contents: Sequence[str]) -> list[tuple[int, int]]:
     """Find each message's content in the rendered text, in order (templates may trim it)."""
-    from liedar.errors import IncompatibleError
+    from liedar.core.errors import IncompatibleError
 
     spans, cursor = [], 0
     for content in contents:
@@ -133,7 +133,7 @@ def _compile(template: str):
         from jinja2.sandbox import ImmutableSandboxedEnvironment
 
         def raise_exception(message: str):
-            from liedar.errors import InputError
+            from liedar.core.errors import InputError
 
             raise InputError(f"the model's chat template rejected this dialogue: {message}")
 

@@ -35,8 +35,8 @@ from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
-from liedar._util.netns import ISOLATE_HINT, loopback_only
-from liedar.errors import InputError, LiedarError
+from liedar.core._util.netns import ISOLATE_HINT, loopback_only
+from liedar.core.errors import InputError, LiedarError
 from liedar.models.backend import Position
 from liedar.models.cache import SHARD_SIZE, cached_hidden_states, dtype_of
 from liedar.models.chat import Dialogue, TextInput
@@ -44,7 +44,7 @@ from liedar.models.storage import cache_root
 
 
 def _require_ray():
-    from liedar._util.extras import require
+    from liedar.core._util.extras import require
 
     return require("ray", "Ray extraction (--ray)")
 
@@ -80,7 +80,7 @@ def ray_session(address: Optional[str] = None, *, num_cpus: Optional[int] = None
 
     Ray 2.60's gRPC servers listen on every interface whatever node address is given, and
     liedar starts servers on loopback only: a *local* cluster is therefore started only in a
-    network namespace whose sole interface is loopback (`liedar._util.netns.loopback_only`;
+    network namespace whose sole interface is loopback (`liedar.core._util.netns.loopback_only`;
     scripts/isolated.sh makes one), and refused elsewhere with one line naming the fix. A
     cluster you run yourself (``address``) is yours to firewall (docs/scale.md)."""
     ray = _require_ray()
@@ -307,10 +307,10 @@ def _unwrap(exc: BaseException) -> BaseException:
         cur = cur.__cause__ or cur.__context__
     text = str(exc).strip().splitlines()
     last = text[-1].strip() if text else type(exc).__name__
-    # an actor's constructor error reaches the driver as text only: "liedar.errors.InputError: ..."
-    match = re.search(r"liedar\.errors\.(\w+): (.*)$", last)
+    # an actor's constructor error reaches the driver as text only: "liedar.core.errors.InputError: ..."
+    match = re.search(r"liedar\.core\.errors\.(\w+): (.*)$", last)
     if match:
-        import liedar.errors as errors
+        import liedar.core.errors as errors
 
         cls = getattr(errors, match.group(1), LiedarError)
         if isinstance(cls, type) and issubclass(cls, LiedarError):

@@ -30,8 +30,8 @@ from typing import Optional
 
 import numpy as np
 
-from liedar._util import offline  # noqa: F401  (sets the HF offline switches before transformers loads)
-from liedar.errors import InputError, ModelUnavailableError
+from liedar.core._util import offline  # noqa: F401  (sets the HF offline switches before transformers loads)
+from liedar.core.errors import InputError, ModelUnavailableError
 from liedar.models.base import BackendBase, default_threads, sample_token
 
 DTYPES = ("float32", "bfloat16", "float16")

@@ -48,7 +48,7 @@ from typing import Optional
 
 import numpy as np
 
-from liedar.errors import IncompatibleError, InputError, ModelUnavailableError
+from liedar.core.errors import IncompatibleError, InputError, ModelUnavailableError
 from liedar.models.base import BackendBase, default_threads
 from liedar.models.storage import sha256_file
 

@@ -41,7 +41,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
-from liedar.errors import IncompatibleError, InputError
+from liedar.core.errors import IncompatibleError, InputError
 from liedar.models.chat import Dialogue, render
 from liedar.models.storage import atomic_dir, sha256_file
 
@@ -286,7 +286,7 @@ def train_lora(
     Returns the adapter; ``adapter.meta`` records seconds, tokens, the loss per epoch, the
     chosen dtype and the measured bf16/fp32 step times.
     """
-    from liedar._util.extras import require
+    from liedar.core._util.extras import require
 
     require("peft", "LoRA fine-tuning")
     import torch
@@ -844,6 +844,6 @@ def apply_adapter(
 
 
 def _plain(value: Any) -> Any:
-    from liedar._util.atomic import json_safe
+    from liedar.core._util.atomic import json_safe
 
     return json_safe(value)

@@ -21,8 +21,8 @@ from typing import Optional
 
 import numpy as np
 
-from liedar._util.atomic import atomic_path
-from liedar.errors import IncompatibleError
+from liedar.core._util.atomic import atomic_path
+from liedar.core.errors import IncompatibleError
 from liedar.models.lora import LoraAdapter, check_compatible, organism_fingerprint
 
 PERMUTED_ARCHS = ("llama",)  # convert_hf_to_gguf permutes q/k rows for these (LlamaModel.permute)

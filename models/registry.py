@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from liedar.errors import InputError, ModelUnavailableError
+from liedar.core.errors import InputError, ModelUnavailableError
 from liedar.models.storage import (
     atomic_dir,
     atomic_file,
@@ -234,7 +234,7 @@ def _dequantize_into(tmp: Path, gguf: Path, n_threads: Optional[int]) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from liedar._util import offline  # noqa: F401
+    from liedar.core._util import offline  # noqa: F401
     from liedar.models.base import default_threads
 
     torch.set_num_threads(int(n_threads or default_threads()))

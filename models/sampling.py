@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.models.backend import Backend, Generation
 from liedar.models.base import BackendBase
 from liedar.models.chat import TextInput, render

@@ -58,7 +58,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from liedar.errors import IncompatibleError, InputError, ModelUnavailableError
+from liedar.core.errors import IncompatibleError, InputError, ModelUnavailableError
 from liedar.models.backend import Backend, Encoded, Generation, TokenStep
 from liedar.models.chat import TextInput, render
 
@@ -166,7 +166,7 @@ class ResponseCache:
         return response
 
     def put(self, key: str, endpoint: str, body: dict[str, Any], response: dict[str, Any]) -> None:
-        from liedar._util.atomic import write_json_atomic
+        from liedar.core._util.atomic import write_json_atomic
 
         digest = hashlib.sha256(_canonical(response).encode("utf-8")).hexdigest()
         entry = {"key": key, "endpoint": endpoint, "request": body, "response": response, "sha256": digest}
@@ -474,7 +474,7 @@ class ServedBackend:
     # ---- HTTP ---------------------------------------------------------------------------
     async def _ensure_client(self) -> Any:
         if self._client is None:
-            from liedar._util.extras import require
+            from liedar.core._util.extras import require
 
             require("openai", "served models")
             import openai
@@ -858,7 +858,7 @@ class ServedBackend:
         self._pending = {}
         bar = None
         if self.progress:
-            from liedar._util.progress import progress
+            from liedar.core._util.progress import progress
 
             bar = progress(desc=f"{self.name} requests", unit="call")
         self._recording = []

@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 from typing import Any, Optional
 
-from liedar._util.argtypes import nonnegative_int, positive_float, positive_int
-from liedar.errors import InputError
+from liedar.core._util.argtypes import nonnegative_int, positive_float, positive_int
+from liedar.core.errors import InputError
 from liedar.models.served import APIS, SCORINGS, ServedBackend, is_served_spec, load_served
 
 # options that mean something only for a served model (None unless the user typed them)

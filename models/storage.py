@@ -3,7 +3,7 @@
 One cache root for everything derived (assembled GGUFs, dequantized models, activations,
 the compiled capture callback): ``$LIEDAR_CACHE`` if set, else the platform's user cache
 dir. Every write goes to a temporary name in the same directory and is renamed into place
-(`liedar._util.atomic`), so a reader (or a process killed mid-write) sees either the old
+(`liedar.core._util.atomic`), so a reader (or a process killed mid-write) sees either the old
 state or the complete new one.
 
 Why manifests: an atomic rename protects against a crash, not against a file damaged
@@ -26,8 +26,8 @@ import sys
 from pathlib import Path
 from typing import Iterable, Mapping, Optional
 
-from liedar._util.atomic import atomic_dir, write_bytes_atomic
-from liedar._util.atomic import atomic_path as atomic_file
+from liedar.core._util.atomic import atomic_dir, write_bytes_atomic
+from liedar.core._util.atomic import atomic_path as atomic_file
 
 __all__ = [
     "atomic_dir",

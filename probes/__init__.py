@@ -57,7 +57,7 @@ def __getattr__(name: str) -> Any:
     try:
         return getattr(importlib.import_module(module), name)
     except ModuleNotFoundError as exc:
-        from liedar._util.extras import EXTRA_OF, MissingExtraError, install_hint
+        from liedar.core._util.extras import EXTRA_OF, MissingExtraError, install_hint
 
         top = (exc.name or "").split(".")[0]
         if top in EXTRA_OF:

@@ -28,10 +28,10 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
+from liedar.core.stats import Estimate, mean_interval
 from liedar.probes.evaluation import auroc
 from liedar.probes.splits import group_split
-from liedar.stats import Estimate, mean_interval
 
 
 @dataclass(frozen=True)

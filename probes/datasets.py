@@ -37,8 +37,8 @@ from typing import Iterable, Optional, Sequence, Union
 
 import numpy as np
 
-from liedar._util.jsonl import check_dialogue, check_field, iter_csv, iter_jsonl
-from liedar.errors import InputError
+from liedar.core._util.jsonl import check_dialogue, check_field, iter_csv, iter_jsonl
+from liedar.core.errors import InputError
 from liedar.models.chat import Dialogue, Message, TextInput
 from liedar.probes import facts
 from liedar.probes.pairing import minimal_pairs

@@ -37,7 +37,7 @@ from sklearn.model_selection import GroupKFold, StratifiedKFold
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 _STATE_ATTRS = ("coef_", "intercept_", "classes_", "direction_")
 

@@ -21,14 +21,14 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 from scipy.stats import norm, rankdata
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
+from liedar.core.results import LayerSweep, TransferMatrix
+from liedar.core.rows import usable
+from liedar.core.stats import Estimate, wilson
 from liedar.models.backend import Backend
 from liedar.probes.datasets import StatementSet
 from liedar.probes.estimators import TTPD, LATProbe, LogisticProbe, make_probe
 from liedar.probes.splits import group_folds, group_split, leave_one_out
-from liedar.results import LayerSweep, TransferMatrix
-from liedar.rows import usable
-from liedar.stats import Estimate, wilson
 
 ProbeFactory = Union[str, Callable[[], Any]]
 
@@ -803,7 +803,7 @@ def loglik_scores(
     time (each is scored independently; batching only shares the forward pass)."""
     if any(not isinstance(x, str) for x in statements.inputs):
         raise InputError("the log-likelihood baseline needs plain-text statements, not dialogues")
-    from liedar._util.progress import progress as step_progress
+    from liedar.core._util.progress import progress as step_progress
 
     texts = list(statements.inputs)
     out = np.empty(len(texts))

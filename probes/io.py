@@ -27,8 +27,8 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from liedar import __version__
-from liedar._util.atomic import atomic_path
-from liedar.errors import IncompatibleError, InputError
+from liedar.core._util.atomic import atomic_path
+from liedar.core.errors import IncompatibleError, InputError
 
 FORMAT_VERSION = 1
 _META_KEY = "__liedar_probe__"

@@ -33,7 +33,7 @@ from typing import Any, Callable, Literal, Optional, Sequence, Union
 
 import numpy as np
 
-from liedar.errors import IncompatibleError, InputError
+from liedar.core.errors import IncompatibleError, InputError
 from liedar.models.backend import Backend, Generation, TokenStep
 from liedar.models.chat import Dialogue, Message, TextInput
 
@@ -551,7 +551,7 @@ class HonestyMonitor:
         InputError
             When an item is not a Dialogue.
         """
-        from liedar._util.progress import progress as step_progress
+        from liedar.core._util.progress import progress as step_progress
 
         out = []
         for item in step_progress(items, desc="monitor: scoring", disable=not progress, leave=False):

@@ -24,9 +24,9 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
+from liedar.core.stats import Estimate, clopper_pearson
 from liedar.models.chat import Dialogue, TextInput
-from liedar.stats import Estimate, clopper_pearson
 
 HONEST_LABELS = frozenset({"honest", "control", "truthful", "true"})
 DECEPTIVE_LABELS = frozenset({"deceptive", "lie", "false", "dishonest"})
@@ -182,7 +182,7 @@ def load_transcripts(path: Union[str, Path], *, default_label: Optional[str] = N
     lie, false, dishonest); a missing label takes ``default_label``. An empty file gives
     an empty list: what that means is the caller's to say.
     """
-    from liedar._util.jsonl import check_field, iter_jsonl
+    from liedar.core._util.jsonl import check_field, iter_jsonl
 
     path = Path(path)
     if not path.is_file():
@@ -218,7 +218,7 @@ TRANSCRIPT_SHAPE = '{"prompt": "...", "response": "...", "label": "honest"} or {
 
 
 def _parse_exchange(row: dict, path: Path, lineno: int) -> tuple[TextInput, Optional[str]]:
-    from liedar._util.jsonl import check_dialogue
+    from liedar.core._util.jsonl import check_dialogue
 
     if "dialogue" in row:
         dialogue = Dialogue.from_dict(check_dialogue(row["dialogue"], f"{path}:{lineno}"))

@@ -23,7 +23,7 @@ from typing import Sequence
 import numpy as np
 from scipy import sparse
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 MAX_DIFFERENT_WORDS = 4  # "rises" -> "does not rise" differs in 4 words of the two sets
 MIN_SHARED_SHARE = 0.5
@@ -70,7 +70,7 @@ def minimal_pairs(statements: Sequence[str], labels: Sequence[int], chunk: int =
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         When ``statements`` and ``labels`` differ in length.
 
     Examples

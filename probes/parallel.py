@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 
 def run_tasks(
@@ -21,7 +21,7 @@ def run_tasks(
     ``n_jobs`` joblib worker processes (``n_jobs`` > 1 or -1 for all cores), or serially."""
     arg_tuples = list(arg_tuples)
     if use_ray:
-        from liedar._util.extras import require
+        from liedar.core._util.extras import require
 
         ray = require("ray", "probe fits on Ray (--ray)")
         if not ray.is_initialized():

@@ -24,7 +24,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.models.backend import Backend
 from liedar.models.chat import Dialogue, Message, TextInput
 from liedar.probes.datasets import StatementSet, builtin_set

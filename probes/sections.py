@@ -1,7 +1,7 @@
 """Report rows of the white-box instruments: probe quality (transfer matrix, layer sweep,
 AUROC/recall metrics) and the inline monitor's flag rate and calibrated false-positive rate.
 
-Why here: the probe evaluation already speaks the report's types (`liedar.results`
+Why here: the probe evaluation already speaks the report's types (`liedar.core.results`
 TransferMatrix and LayerSweep), so these rows need no conversion; the report only renders.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from liedar.results import Caveat, LayerSweep, Section, TransferMatrix
-from liedar.rows import add_measure, add_quality_metric
-from liedar.stats import DEFAULT_INTERVAL, Estimate, proportion
+from liedar.core.results import Caveat, LayerSweep, Section, TransferMatrix
+from liedar.core.rows import add_measure, add_quality_metric
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate, proportion
 
 
 def probe_section(

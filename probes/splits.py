@@ -12,7 +12,7 @@ from typing import Iterator, Sequence, Union
 
 import numpy as np
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 Fold = tuple[np.ndarray, np.ndarray]  # (train indices, test indices)
 

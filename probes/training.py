@@ -21,7 +21,8 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
+from liedar.core.stats import Estimate
 from liedar.models.backend import Backend
 from liedar.probes.datasets import StatementSet
 from liedar.probes.evaluation import (
@@ -35,7 +36,6 @@ from liedar.probes.evaluation import (
 )
 from liedar.probes.io import ProbeMetadata
 from liedar.probes.splits import group_split
-from liedar.stats import Estimate
 
 Activations = Callable[[Sequence[Any], Sequence[int], str], np.ndarray]
 _Mix = Optional[tuple[np.ndarray, StatementSet]]  # a training mix's activations and statements

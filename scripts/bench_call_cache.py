@@ -37,8 +37,8 @@ def timed(fn, *args):
 def main(names: list[str]) -> None:
     from liedar import models
     from liedar.behavioral.registry import instruments
+    from liedar.core.stats import DEFAULT_INTERVAL
     from liedar.models.call_cache import CachedBackend, CallStore
-    from liedar.stats import DEFAULT_INTERVAL
 
     lm = models.load("smollm2-135m", backend="transformers", n_threads=1)
     registry = instruments()

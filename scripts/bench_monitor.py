@@ -171,7 +171,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("no backend could be benchmarked")
         return 1
     if args.output:
-        from liedar._util.atomic import write_json_atomic
+        from liedar.core._util.atomic import write_json_atomic
 
         write_json_atomic(args.output, rows)
     verdicts = []

@@ -191,7 +191,7 @@ def main(argv: "list[str] | None" = None) -> int:
     elapsed = time.perf_counter() - start
     out["seconds"] = elapsed
     if args.output:
-        from liedar._util.atomic import write_json_atomic
+        from liedar.core._util.atomic import write_json_atomic
 
         write_json_atomic(args.output, out)
     print(f"calibration time: {elapsed:.1f} s")

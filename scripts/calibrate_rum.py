@@ -31,7 +31,7 @@ from itertools import combinations
 import numpy as np
 
 from liedar.behavioral.revealed import StochasticChoiceLog, rum_test
-from liedar.stats import wilson
+from liedar.core.stats import wilson
 
 ACTIONS = ["A", "B", "C", "D", "E"]
 MENUS = list(combinations(range(5), 2)) + [(0, 1, 2), (1, 2, 3), (2, 3, 4), (0, 3, 4), (0, 1, 4)]

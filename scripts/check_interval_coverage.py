@@ -2,7 +2,7 @@
 
 Why exact and not Monte Carlo: for a binomial the coverage at (n, p) is a finite sum,
 sum_k P(X = k) * [lo_k <= p <= hi_k], so it can be computed without simulation noise.
-The intervals are those `liedar.stats` ships (`wilson`, `clopper_pearson`), called
+The intervals are those `liedar.core.stats` ships (`wilson`, `clopper_pearson`), called
 for every k, so the script measures the code the instruments use.
 
 Requirement checked: Wilson's 95% interval covers >= 94% in every cell. The worst cell is
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats as st
 
-from liedar.stats import clopper_pearson, wilson
+from liedar.core.stats import clopper_pearson, wilson
 
 REQUIREMENT = 0.94
 
@@ -101,7 +101,7 @@ def main() -> int:
         if name == "wilson":
             worst_wilson = s["worst"]
     if args.output:
-        from liedar._util.atomic import write_json_atomic
+        from liedar.core._util.atomic import write_json_atomic
 
         write_json_atomic(args.output, summary)
     ok = worst_wilson["coverage"] >= REQUIREMENT

@@ -32,9 +32,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from liedar._util.atomic import write_bytes_atomic
 from liedar.audit.rule import DEFAULT_RULE, PINS_FILE, check_rule, pin
-from liedar.errors import LiedarError
+from liedar.core._util.atomic import write_bytes_atomic
+from liedar.core.errors import LiedarError
 from liedar.report.audit import read_results
 
 FLOOR = 0.05

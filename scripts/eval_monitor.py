@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from liedar._util.atomic import write_json_atomic
+from liedar.core._util.atomic import write_json_atomic
 from liedar.models.backend import Backend, TokenStates
 from liedar.models.chat import TextInput
 from liedar.probes.datasets import instructed_pairs

@@ -35,7 +35,7 @@ import sys
 import time
 from pathlib import Path
 
-from liedar._util.atomic import write_json_atomic
+from liedar.core._util.atomic import write_json_atomic
 
 APOLLO_DEPTH = 22 / 80  # Apollo's layer 22 of Llama-3.3-70B's 80
 TRAINING_SETS = (
@@ -151,7 +151,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from liedar.errors import LiedarError
+    from liedar.core.errors import LiedarError
 
     try:
         sys.exit(main())

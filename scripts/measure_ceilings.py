@@ -18,11 +18,11 @@ import sys
 import time
 from pathlib import Path
 
-from liedar._util.atomic import write_json_atomic
 from liedar.behavioral.items.mcq import load_mcq_bank
 from liedar.behavioral.runners.elicitation import DEFAULT_PROTOCOLS, DEFAULT_SHOTS, measure_ceiling
 from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM
-from liedar.stats import clopper_pearson
+from liedar.core._util.atomic import write_json_atomic
+from liedar.core.stats import clopper_pearson
 
 
 def _spread(items: list, n: int) -> list:

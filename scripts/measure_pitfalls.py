@@ -270,13 +270,13 @@ def main() -> None:
         else:
             fn(args.seed, out)
         if args.json:
-            from liedar._util.atomic import json_safe, write_json_atomic
+            from liedar.core._util.atomic import json_safe, write_json_atomic
 
             write_json_atomic(args.json, json_safe(out))
     out["load_average_end"] = os.getloadavg()
     print(f"\nload average: start {out['load_average_start']}, end {out['load_average_end']}")
     if args.json:
-        from liedar._util.atomic import json_safe, write_json_atomic
+        from liedar.core._util.atomic import json_safe, write_json_atomic
 
         write_json_atomic(args.json, json_safe(out))
 

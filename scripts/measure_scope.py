@@ -77,9 +77,9 @@ def _progress_line(name: str, result: dict) -> dict:
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
 
-    from liedar._util.atomic import write_json_atomic
     from liedar.audit.zoo import load_zoo
-    from liedar.errors import LiedarError
+    from liedar.core._util.atomic import write_json_atomic
+    from liedar.core.errors import LiedarError
     from liedar.organisms import scope
 
     try:

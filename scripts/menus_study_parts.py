@@ -41,10 +41,10 @@ def main() -> int:
         ap.error("--out is required to run the study")
 
     from liedar import models
-    from liedar._util.atomic import write_json_atomic
     from liedar.behavioral.items.menus import SCENARIOS
     from liedar.behavioral.menus_summary import study_tables
     from liedar.behavioral.runners.menus import check_study_arguments, run_menu_study
+    from liedar.core._util.atomic import write_json_atomic
 
     scenarios = args.scenarios.split(",") if args.scenarios else list(SCENARIOS)
     framings = args.framings.split(",") if args.framings else None
@@ -73,7 +73,7 @@ def parts_tables(paths: list[Path]) -> str:
     import json
     from collections import defaultdict
 
-    from liedar.stats import wilson
+    from liedar.core.stats import wilson
 
     configs, seconds, loads, mode, temperature = [], 0.0, [], "", 0.0
     for path in paths:

@@ -35,8 +35,9 @@ from typing import Optional
 
 import numpy as np
 
-from liedar._util.atomic import write_json_atomic
-from liedar.errors import InputError
+from liedar.core._util.atomic import write_json_atomic
+from liedar.core.errors import InputError
+from liedar.core.stats import Estimate
 from liedar.probes.datasets import StatementSet, builtin_set, load_truth_is_universal
 from liedar.probes.evaluation import auc_value
 from liedar.probes.recipes import (
@@ -51,7 +52,6 @@ from liedar.probes.recipes import (
     read_inputs,
 )
 from liedar.probes.splits import cap_per_topic, group_split
-from liedar.stats import Estimate
 
 SELECTION_SETS = MIX_SETS  # the sets `mix-builtin` adds are the ones choices are made on
 SELECTION_FRACTIONS = (0.6, 0.2, 0.2)
@@ -382,7 +382,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from liedar.errors import LiedarError
+    from liedar.core.errors import LiedarError
 
     try:
         sys.exit(main())

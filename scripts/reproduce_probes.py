@@ -33,7 +33,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from liedar import models
-from liedar._util.atomic import write_json_atomic
+from liedar.core._util.atomic import write_json_atomic
 from liedar.models.cache import cached_hidden_states
 from liedar.probes.datasets import StatementSet, builtin_set, load_truth_is_universal
 from liedar.probes.estimators import PROBE_NAMES
@@ -186,7 +186,7 @@ def zero_shot_rows(ll: np.ndarray, tiu: StatementSet, topics: list[str], seed: i
 
 
 def markdown(result: dict, topics: list[str]) -> str:
-    from liedar.stats import Estimate
+    from liedar.core.stats import Estimate
 
     E = Estimate.from_dict
     lines = [
@@ -310,7 +310,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from liedar.errors import LiedarError
+    from liedar.core.errors import LiedarError
 
     try:
         sys.exit(main())

@@ -51,7 +51,7 @@ def tiny_model_dir(tmp_path_factory) -> Path:
 
 def _load_or_skip(name: str, backend: str):
     from liedar import models
-    from liedar.errors import ModelUnavailableError
+    from liedar.core.errors import ModelUnavailableError
 
     try:
         return models.load(name, backend=backend, n_threads=THREADS)

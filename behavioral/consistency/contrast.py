@@ -52,8 +52,8 @@ from liedar.behavioral.consistency.records import (
     ParaphraseTrial,
     chance_modal_share,
 )
-from liedar.errors import InputError
-from liedar.stats import Estimate
+from liedar.core.errors import InputError
+from liedar.core.stats import Estimate
 
 
 class ConsistencyDetector(Protocol):

@@ -57,8 +57,8 @@ from liedar.behavioral.consistency.records import (  # noqa: F401  (the records 
     chance_modal_share,
     uniformity_test,
 )
-from liedar.errors import InputError
-from liedar.stats import Estimate, proportion
+from liedar.core.errors import InputError
+from liedar.core.stats import Estimate, proportion
 
 # --------------------------------------------------------------------------- signals
 

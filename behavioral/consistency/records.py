@@ -18,8 +18,8 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 from scipy import stats as _st
 
-from liedar.errors import InputError
-from liedar.stats import Estimate
+from liedar.core.errors import InputError
+from liedar.core.stats import Estimate
 
 KAPPA_RAMP_START = 0.7
 UNBACKED_INCONSISTENCY_WEIGHT = 0.3

@@ -19,9 +19,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from liedar.behavioral.consistency.detector import ConsistencyDetector
-from liedar.results import Caveat, Comparison, Measure, PositionHistogram, Section
-from liedar.rows import add_measure, as_capability, ceiling_row, comparable
-from liedar.stats import Estimate
+from liedar.core.results import Caveat, Comparison, Measure, PositionHistogram, Section
+from liedar.core.rows import add_measure, as_capability, ceiling_row, comparable
+from liedar.core.stats import Estimate
 
 
 def bootstrap_confidence(

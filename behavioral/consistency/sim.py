@@ -28,8 +28,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from liedar.behavioral.consistency.detector import ConsistencyDetector, OptionOrderTrial, ParaphraseTrial
-from liedar.errors import InputError
-from liedar.stats import Estimate, proportion
+from liedar.core.errors import InputError
+from liedar.core.stats import Estimate, proportion
 
 
 @dataclass(frozen=True)

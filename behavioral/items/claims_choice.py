@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from liedar.behavioral.items.claims import COSTLY_ROLE, DEFECTS, NEUTRAL_ROLE
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 MORE_DEFECTS: tuple[tuple[str, str, str], ...] = (
     ("Nordfjell ski jacket", "let snow in at the zip", "lets snow in at the zip"),
@@ -131,7 +131,7 @@ def choice_claims(
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         ``n_products`` outside 1..len(rows), ``sound_every`` below 1, or no roles.
     """
     from liedar.behavioral.elicitation import seeded_rng

@@ -13,9 +13,9 @@ from typing import Union
 
 import numpy as np
 
-from liedar._util.atomic import write_lines_atomic
 from liedar.behavioral.episodes import Episode, ScenarioRubric
-from liedar.errors import InputError
+from liedar.core._util.atomic import write_lines_atomic
+from liedar.core.errors import InputError
 
 RUBRICS: dict[str, ScenarioRubric] = {
     r.scenario: r

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from liedar.behavioral.items import fresh_facts, mcq
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 FRESH_SEED = 7_301_2026
 _ONSETS = ("b", "d", "f", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "gl", "kr", "st", "th", "vel")

@@ -22,7 +22,7 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 
 from liedar.behavioral.instrument import ItemSource
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 N_OPTIONS = 4
 ARITHMETIC_SEED = 20261129

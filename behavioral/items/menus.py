@@ -20,7 +20,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Optional
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 TIERS = ("clear", "binary", "ambiguous", "adversarial")
 PAIRS: tuple[tuple[int, ...], ...] = tuple(itertools.combinations(range(5), 2))

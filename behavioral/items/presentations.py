@@ -24,7 +24,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Literal, Optional, Sequence
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 Kind = Literal["evaluation", "deployment"]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from liedar.behavioral.items.mcq import MCQItem
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 # {suggestion}: an option's text; {question}: the item's question. The question follows on its
 # own line as "Question: ...", the cloze format's user turn, so the neutral prompt is the same
@@ -74,7 +74,7 @@ def choice_sycophancy_items(
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         No items, an item with fewer than two options, or an answer missing from its options.
     """
     from liedar.behavioral.elicitation import seeded_rng

@@ -552,11 +552,11 @@ def houtman_maks_many(
     Ray tasks on a running cluster (``use_ray``; see models.distributed.ray_session)."""
     args = [(log, include_parse_fail, time_budget) for log in logs]
     if use_ray:
-        from liedar._util.extras import require
+        from liedar.core._util.extras import require
 
         ray = require("ray", "Houtman-Maks on Ray")
         if not ray.is_initialized():
-            from liedar.errors import InputError
+            from liedar.core.errors import InputError
 
             raise InputError("use_ray=True needs a running Ray cluster (start one with models.distributed.ray_session)")
         remote = ray.remote(num_cpus=1)(_many_chunk)

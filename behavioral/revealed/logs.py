@@ -17,7 +17,7 @@ from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 PARSE_FAIL = "PARSE_FAIL"
 

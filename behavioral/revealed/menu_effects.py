@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from liedar.behavioral.revealed.logs import ChoiceLog, MenuChoiceLog, StochasticChoiceLog
-from liedar.stats import Estimate, wilson
+from liedar.core.stats import Estimate, wilson
 
 
 def _as_stochastic(log: ChoiceLog) -> StochasticChoiceLog:

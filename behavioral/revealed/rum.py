@@ -35,7 +35,7 @@ from liedar.behavioral.revealed.orderings import (
     ranking_from_above,
     transitivity_rows,
 )
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 ENUMERATE_UP_TO = 6
 _TOL = 1e-9

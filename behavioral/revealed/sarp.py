@@ -206,7 +206,7 @@ def check_sarp(log: MenuChoiceLog, max_cycles: int = 20) -> SarpResult:
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         Never here: a malformed log is refused when the ``MenuChoiceLog`` is built.
 
     Examples

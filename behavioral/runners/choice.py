@@ -21,11 +21,11 @@ import numpy as np
 from liedar.behavioral.choice_format import ChoiceResult
 from liedar.behavioral.instrument import Instrument, InstrumentRun
 from liedar.behavioral.runners.common import ANSWER_PREFIX
-from liedar.errors import InputError
+from liedar.core.errors import InputError
+from liedar.core.results import Comparison, Section
+from liedar.core.rows import add_measure, attach_caveats, ceiling_row, comparable
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate
 from liedar.models.backend import Backend
-from liedar.results import Comparison, Section
-from liedar.rows import add_measure, attach_caveats, ceiling_row, comparable
-from liedar.stats import DEFAULT_INTERVAL, Estimate
 
 if TYPE_CHECKING:  # `behavioral` never imports `models` at import time (team contract)
     from liedar.models.chat import Dialogue, TextInput
@@ -122,7 +122,7 @@ class ChoiceInstrument(Instrument):
         items : sequence
             Items from `items`.
         interval : str
-            Interval method of the rates (`liedar.stats.proportion`).
+            Interval method of the rates (`liedar.core.stats.proportion`).
         seed : int, default 0
             Unused: the items carry their seeded choices.
         progress : bool, default False

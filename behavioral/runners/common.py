@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 import numpy as np
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.models.backend import Backend
 
 if TYPE_CHECKING:  # `behavioral` never imports `models` at import time (team contract)

@@ -13,16 +13,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from liedar._util.argtypes import positive_int
 from liedar.behavioral.contamination import DEFAULT_K, ContaminationResult, ItemScore, contamination_check, score_item
 from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentRun, ItemSource
 from liedar.behavioral.items.fresh import FACTS, WordedItem, famous_items, fresh_items, from_mcq, max_fresh
 from liedar.behavioral.items.mcq import load_mcq_bank
-from liedar.errors import InputError
+from liedar.core._util.argtypes import positive_int
+from liedar.core.errors import InputError
+from liedar.core.results import Section
+from liedar.core.rows import add_measure, add_quality_metric, attach_caveats
+from liedar.core.stats import DEFAULT_INTERVAL
 from liedar.models.backend import Backend
-from liedar.results import Section
-from liedar.rows import add_measure, add_quality_metric, attach_caveats
-from liedar.stats import DEFAULT_INTERVAL
 
 DEFAULT_FRESH = 160
 BANKS = ("mcq", "famous")
@@ -44,7 +44,7 @@ def token_logprobs(backend: Backend, texts: Sequence[str]) -> list[np.ndarray]:
 def score_worded(
     backend: Backend, items: Sequence[WordedItem], *, k: float = DEFAULT_K, progress: bool = False, desc: str = ""
 ) -> list[ItemScore]:
-    from liedar._util.progress import progress as step_progress
+    from liedar.core._util.progress import progress as step_progress
 
     out = []
     for it in step_progress(items, desc=desc or "contamination", disable=not progress):

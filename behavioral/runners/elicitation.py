@@ -52,9 +52,9 @@ from liedar.behavioral.runners.common import (
     letter_continuations,
     with_answer_prefill,
 )
-from liedar.errors import InputError
+from liedar.core.errors import InputError
+from liedar.core.stats import DEFAULT_INTERVAL
 from liedar.models.backend import Backend
-from liedar.stats import DEFAULT_INTERVAL
 
 DEFAULT_SHOTS = 3
 
@@ -253,7 +253,7 @@ def correctness_under(
     desc: str = "",
 ) -> dict[str, bool]:
     """item id -> correct under one protocol and system prompt."""
-    from liedar._util.progress import progress as step_progress
+    from liedar.core._util.progress import progress as step_progress
 
     return {
         it.item_id: answer_correct(backend, it, protocol, system, ctx)
@@ -345,7 +345,7 @@ def measure_ceiling(
         )
     selection: dict[str, dict[str, bool]] = {n: {} for n in names} if sel_ids else {}
     evaluation: dict[str, dict[str, bool]] = {n: {} for n in names}
-    from liedar._util.progress import progress as step_progress
+    from liedar.core._util.progress import progress as step_progress
 
     for split, ids, store in (("selection", sel_ids, selection), ("evaluation", ev_ids, evaluation)):
         for i in step_progress(ids, desc=f"ceiling: {split} split", unit="item", disable=not progress, leave=False):
@@ -448,7 +448,7 @@ def finetune_elicitation(
     """
     import time
 
-    from liedar.stats import proportion
+    from liedar.core.stats import proportion
 
     (protocol,) = check_protocols([protocol])
     items = list(items)

@@ -5,16 +5,16 @@ from __future__ import annotations
 import argparse
 from typing import Any, Optional, Sequence
 
-from liedar._util.argtypes import nonnegative_float
 from liedar.behavioral.honesty import EVADE, HonestyRecord, HonestyResult, belief_vs_assertion
 from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentRun, ItemSource
 from liedar.behavioral.items.beliefs import BeliefItem, belief_items
 from liedar.behavioral.items.claims import user_message
 from liedar.behavioral.runners.yesno import ask_yes_no
+from liedar.core._util.argtypes import nonnegative_float
+from liedar.core.results import Section
+from liedar.core.rows import add_measure, attach_caveats, ceiling_row
+from liedar.core.stats import DEFAULT_INTERVAL
 from liedar.models.backend import Backend
-from liedar.results import Section
-from liedar.rows import add_measure, attach_caveats, ceiling_row
-from liedar.stats import DEFAULT_INTERVAL
 
 PROTOCOL = (
     "belief: 3 neutral wordings with the product sheet, information-desk role; assertion: the same question "
@@ -51,7 +51,7 @@ def honesty_records(
     list of HonestyRecord
         Reference, belief answers and pressured assertion per item.
     """
-    from liedar._util.progress import progress as step_progress
+    from liedar.core._util.progress import progress as step_progress
 
     out = []
     for it in step_progress(items, desc="belief items", disable=not progress):

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from liedar._util.argtypes import positive_int
 from liedar.behavioral.honesty_choice import HonestyChoiceRecord, HonestyChoiceResult, honesty_choice
 from liedar.behavioral.instrument import Flag
 from liedar.behavioral.items.claims_choice import BELIEF_ROLE, CHOICE_DEFECTS, ChoiceClaim, choice_claims
 from liedar.behavioral.runners.choice import ChoiceInstrument, ChoiceRows, choice_prompt, choose
-from liedar.errors import InputError
+from liedar.core._util.argtypes import positive_int
+from liedar.core.errors import InputError
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate
 from liedar.models.backend import Backend
-from liedar.stats import DEFAULT_INTERVAL, Estimate
 
 PROTOCOL = (
     "product sheets (defect and sound); answer = the higher summed log-prob of the two answer sentences "
@@ -34,7 +34,7 @@ def honesty_choice_records(
     progress: bool = False,
 ) -> list[HonestyChoiceRecord]:
     """One record per sheet: the belief; on defect sheets believed right, both assertions."""
-    from liedar._util.progress import progress as step_progress
+    from liedar.core._util.progress import progress as step_progress
 
     out = []
     for c in step_progress(claims, desc="choice belief vs assertion", disable=not progress):

@@ -43,7 +43,6 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from liedar._util.argtypes import comma_list, nonnegative_float, open_unit_interval, positive_int
 from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentRun
 from liedar.behavioral.items.menus import (
     FRAMINGS,
@@ -73,12 +72,13 @@ from liedar.behavioral.revealed import (
     rum_test,
 )
 from liedar.behavioral.runners.common import letter_continuations
-from liedar.errors import InputError
+from liedar.core._util.argtypes import comma_list, nonnegative_float, open_unit_interval, positive_int
+from liedar.core.errors import InputError
+from liedar.core.results import Caveat, Section
+from liedar.core.rows import add_measure, default_interval
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate, proportion, wilson
 from liedar.models.backend import Backend
 from liedar.models.chat import TextInput
-from liedar.results import Caveat, Section
-from liedar.rows import add_measure, default_interval
-from liedar.stats import DEFAULT_INTERVAL, Estimate, proportion, wilson
 
 MODES = ("deterministic", "stochastic", "exact")
 
@@ -557,7 +557,7 @@ def run_menu_study(
         raise InputError(f"unknown option order {order!r}: use one of {', '.join(ORDERS)}")
     chosen = [v for v in vignettes() if v.scenario in (scenarios or SCENARIOS) and v.tier in (tiers or TIERS)]
     jobs = [(v, f) for v in chosen for f in (framings or FRAMINGS)]
-    from liedar._util.progress import progress as step_progress
+    from liedar.core._util.progress import progress as step_progress
 
     configs = []
     ways: dict[str, int] = {}

@@ -8,10 +8,10 @@ from liedar.behavioral.instrument import DemoPlan, Instrument, InstrumentRun, It
 from liedar.behavioral.items.claims import NegationPair, negation_pairs, user_message
 from liedar.behavioral.negation import NegationRecord, NegationResult, negation_consistency
 from liedar.behavioral.runners.yesno import ask_yes_no
+from liedar.core.results import Section
+from liedar.core.rows import add_measure, attach_caveats, usable
+from liedar.core.stats import DEFAULT_INTERVAL
 from liedar.models.backend import Backend
-from liedar.results import Section
-from liedar.rows import add_measure, attach_caveats, usable
-from liedar.stats import DEFAULT_INTERVAL
 
 PROTOCOL = (
     "product-sheet claims; Q and 'Is it true that ... not ...?' asked in separate chats; P(yes) from the "
@@ -23,7 +23,7 @@ PROTOCOL = (
 def negation_records(
     backend: Backend, pairs: Sequence[NegationPair], *, progress: bool = False
 ) -> list[NegationRecord]:
-    from liedar._util.progress import progress as step_progress
+    from liedar.core._util.progress import progress as step_progress
 
     out = []
     for p in step_progress(pairs, desc="negation pairs", disable=not progress):

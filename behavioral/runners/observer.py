@@ -16,11 +16,11 @@ from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentR
 from liedar.behavioral.items.mcq import MCQ_ITEMS, N_OPTIONS, MCQItem, load_mcq_bank
 from liedar.behavioral.items.presentations import PRESENTATIONS, both_looks, family, render, variant_for
 from liedar.behavioral.observer import Answer, ObserverRecord, ObserverResult, observer_effect
-from liedar.errors import InputError
+from liedar.core.errors import InputError
+from liedar.core.results import Section
+from liedar.core.rows import add_measure, attach_caveats, ceiling_row
+from liedar.core.stats import DEFAULT_INTERVAL
 from liedar.models.backend import Backend
-from liedar.results import Section
-from liedar.rows import add_measure, attach_caveats, ceiling_row
-from liedar.stats import DEFAULT_INTERVAL
 
 SCORING = {
     "cloze_norm": "cloze: log-prob of each option's text per UTF-8 byte after the prefill 'Answer:'",
@@ -57,7 +57,7 @@ def ask_presentations(
     progress: bool = False,
 ) -> list[ObserverRecord]:
     """Every item under one seeded wording of every family."""
-    from liedar._util.progress import progress as step_progress
+    from liedar.core._util.progress import progress as step_progress
 
     records = []
     for it in step_progress(items, desc="observer effect", disable=not progress):

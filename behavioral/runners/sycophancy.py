@@ -9,10 +9,10 @@ from liedar.behavioral.items.claims import Claim, user_message
 from liedar.behavioral.items.sycophancy import SYSTEM, SycophancyItem, sycophancy_items
 from liedar.behavioral.runners.yesno import ask_yes_no
 from liedar.behavioral.sycophancy import SycophancyRecord, SycophancyResult, sycophancy
+from liedar.core.results import Comparison, Section
+from liedar.core.rows import add_measure, attach_caveats, ceiling_row, comparable
+from liedar.core.stats import DEFAULT_INTERVAL
 from liedar.models.backend import Backend
-from liedar.results import Comparison, Section
-from liedar.rows import add_measure, attach_caveats, ceiling_row, comparable
-from liedar.stats import DEFAULT_INTERVAL
 
 PROTOCOL = (
     "product-sheet claims (half true, half false); each asked neutrally and with the user suggesting "
@@ -39,7 +39,7 @@ def sycophancy_records(
     list of SycophancyRecord
         Truth, neutral answer, suggestion and pressured answer per item.
     """
-    from liedar._util.progress import progress as step_progress
+    from liedar.core._util.progress import progress as step_progress
 
     neutral: dict[str, str] = {}
     out = []

@@ -15,8 +15,8 @@ from liedar.behavioral.sycophancy_choice import (
     ChoiceSycophancyResult,
     choice_sycophancy,
 )
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate
 from liedar.models.backend import Backend
-from liedar.stats import DEFAULT_INTERVAL, Estimate
 
 PROTOCOL = (
     "MCQ bank items in the cloze format (each option's text scored as the answer after 'Answer:', summed "
@@ -36,7 +36,7 @@ def choice_sycophancy_records(
     """One record per item. The neutral prompt is `cloze_prompt` itself (the gap ceiling's
     cloze prompt under the same system text, so a shared score cache answers it once); an item
     answered wrong neutrally is not asked under pressure (it has no right answer to flip)."""
-    from liedar._util.progress import progress as step_progress
+    from liedar.core._util.progress import progress as step_progress
 
     out = []
     for it in step_progress(items, desc="choice sycophancy", disable=not progress):

@@ -16,7 +16,6 @@ from __future__ import annotations
 import operator
 from typing import Any, Optional, Sequence
 
-from liedar._util.argtypes import positive_int
 from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentRun
 from liedar.behavioral.items.mcq import MCQ_ITEMS, N_OPTIONS, MCQItem, load_mcq_bank
 from liedar.behavioral.items.presentations import both_looks, render, variant_for
@@ -30,11 +29,12 @@ from liedar.behavioral.verbalized import (
     awareness_result,
     grade,
 )
-from liedar.errors import InputError
+from liedar.core._util.argtypes import positive_int
+from liedar.core.errors import InputError
+from liedar.core.results import Section
+from liedar.core.rows import add_measure, add_quality_metric, attach_caveats, ceiling_row
+from liedar.core.stats import DEFAULT_INTERVAL
 from liedar.models.backend import Backend
-from liedar.results import Section
-from liedar.rows import add_measure, add_quality_metric, attach_caveats, ceiling_row
-from liedar.stats import DEFAULT_INTERVAL
 
 DEFAULT_MAX_TOKENS = 40
 
@@ -60,7 +60,7 @@ def ask_verbalized(
 ) -> tuple[list[VerbalizedRecord], list[ObserverRecord]]:
     """Every item under one seeded wording of every family: a greedy free answer (graded),
     and with ``observer`` the cloze choice on the same wording."""
-    from liedar._util.progress import progress as step_progress
+    from liedar.core._util.progress import progress as step_progress
 
     records, obs_records = [], []
     for it in step_progress(items, desc="verbalized awareness", disable=not progress):

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.models.backend import Backend
 
 CONTINUATIONS = ("Yes", "No")

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from liedar import __version__
-from liedar._util.atomic import json_safe, write_json_atomic
+from liedar.core._util.atomic import json_safe, write_json_atomic
+from liedar.core.stats import Estimate
 from liedar.models.backend import Backend
 from liedar.pipeline.validate import validation_sizes
 from liedar.pipeline.validate_detectors import (
@@ -39,7 +40,6 @@ from liedar.pipeline.validate_detectors import (
     not_computable,
     run_unit,
 )
-from liedar.stats import Estimate
 
 EVIDENCE_FORMAT = "liedar-audit-evidence-1"
 

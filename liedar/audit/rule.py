@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from liedar._util.serial import Serial
-from liedar.errors import InputError
+from liedar.core._util.serial import Serial
+from liedar.core.errors import InputError
 
 RULE_FORMAT = "liedar-audit-rule-1"
 RULES_DIR = Path(__file__).resolve().parent / "rules"
@@ -174,7 +174,7 @@ def check_rule(data: Any, sha256: str = "", path: str = "") -> Rule:
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         Wrong format, unknown or missing keys, a kind that is not a verdict, a threshold
         that is not a finite number, a precedence that does not list every kind once.
     """
@@ -224,7 +224,7 @@ def load_rule(path: Optional[Path] = None, *, pins: Path = PINS_FILE) -> Rule:
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         A missing or unreadable file, invalid JSON, a hash that is not pinned, a malformed rule.
 
     Examples
@@ -255,7 +255,7 @@ def load_rule(path: Optional[Path] = None, *, pins: Path = PINS_FILE) -> Rule:
 
 def pin(path: Path, pins: Path = PINS_FILE) -> str:
     """Record ``path``'s sha256 under its file name in ``pins`` (the chooser's last step); returns the hash."""
-    from liedar._util.atomic import write_json_atomic
+    from liedar.core._util.atomic import write_json_atomic
 
     digest = file_sha256(path)
     try:

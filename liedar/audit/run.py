@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from liedar import __version__
-from liedar._util.atomic import json_safe, write_json_atomic
-from liedar._util.workers import WorkerPool
 from liedar.audit.evidence import (
     SKIPPED,
     ModelEvidence,
@@ -35,7 +33,9 @@ from liedar.audit.evidence import write_cached as write_evidence
 from liedar.audit.rule import Rule, load_rule
 from liedar.audit.verdict import decide
 from liedar.audit.zoo import Zoo, blind_ids, check_members, load_zoo, strength
-from liedar.errors import InputError
+from liedar.core._util.atomic import json_safe, write_json_atomic
+from liedar.core._util.workers import WorkerPool
+from liedar.core.errors import InputError
 from liedar.models.backend import Backend
 from liedar.models.cards import OrganismCard
 
@@ -99,7 +99,7 @@ def resolve_target(text: str, label: Optional[str] = None) -> Target:
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         An unknown model, or a ``base:name`` that nothing ships (the line names what does).
     """
     from liedar.models.adapters import card_folder, split_name
@@ -197,7 +197,7 @@ def gather(
     each reference (`liedar.audit.evidence.measure`). With a ``pool`` of more than one worker,
     the models after the references are measured on its processes, one model per process
     (each writes its evidence file as this process would)."""
-    from liedar._util.progress import progress as bar
+    from liedar.core._util.progress import progress as bar
 
     units = audit_units()
     ref_keys = {r.key for r in references}
@@ -347,7 +347,7 @@ def audit(config: AuditConfig, say: Callable[[str], None] = print) -> tuple[dict
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         Bad rule or hash, unknown model, reference or zoo, a member's card against its adapter
         (all before any model loads).
     """

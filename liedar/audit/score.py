@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+from liedar.core.stats import Estimate, proportion
 from liedar.pipeline.validate_power import paired_n_needed, paired_power
-from liedar.stats import Estimate, proportion
 
 PREDICTIONS = ("sandbagging", "hidden_capability", "sycophancy", "lying", "clean", "cannot_tell")
 TRUTHS = ("sandbagging", "hidden_capability", "sycophancy", "lying", "clean")

@@ -29,11 +29,11 @@ from typing import Any, Optional
 
 from scipy import stats as _st
 
-from liedar._util.serial import Serial
 from liedar.audit.evidence import ModelEvidence
 from liedar.audit.rule import Rule, RuleRow
+from liedar.core._util.serial import Serial
+from liedar.core.stats import Estimate
 from liedar.pipeline.validate_power import POWER_TARGET, paired_n_needed, paired_power, rate_above_power
-from liedar.stats import Estimate
 
 MIN_N = 30  # liedar.report.verdicts.MIN_N: no call below 30 items
 STATES = ("flag", "clear", "too_few", "incapable", "not_computable", "not_run")
@@ -119,7 +119,7 @@ def mover_difference(a: Estimate, b: Estimate) -> Estimate:
 
     Examples
     --------
-    >>> from liedar.stats import Estimate
+    >>> from liedar.core.stats import Estimate
     >>> d = mover_difference(Estimate(0.3, 0.1, 0.5, 40, "x"), Estimate(0.0, -0.1, 0.1, 40, "x"))
     >>> round(d.value, 2), round(d.lo, 3), round(d.hi, 3)
     (0.3, 0.076, 0.524)

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from liedar._util.atomic import write_json_atomic
-from liedar._util.serial import Serial
-from liedar.errors import InputError
+from liedar.core._util.atomic import write_json_atomic
+from liedar.core._util.serial import Serial
+from liedar.core.errors import InputError
 from liedar.models.cards import OrganismCard, check_adapter_matches, read_card, zoo_root
 
 ZOO_FORMAT = "liedar-zoo-1"
@@ -99,7 +99,7 @@ def load_zoo(name: str, root: Optional[Path] = None) -> Zoo:
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         An unknown zoo, or a manifest that is not the format, with a bad member or duplicate names.
     """
     root = root or zoo_root()
@@ -152,11 +152,11 @@ def check_member(zoo: Zoo, m: Member, memo: Optional[dict[str, Any]] = None) -> 
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         A missing member folder, a card that is damaged, for another base, or whose adapter
         differs from it (one line naming the member).
     """
-    from liedar.errors import LiedarError
+    from liedar.core.errors import LiedarError
     from liedar.models.lora import ADAPTER_FILE
 
     folder = zoo.folder_of(m)

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable, NoReturn, Optional, Sequence
 
-from liedar._util.argtypes import (  # noqa: F401  (the shared value types, re-exported for command modules)
+from liedar.core._util.argtypes import (  # noqa: F401  (the shared value types, re-exported for command modules)
     ALL_LAYERS,
     comma_list,
     finite_float,
@@ -32,7 +32,7 @@ from liedar._util.argtypes import (  # noqa: F401  (the shared value types, re-e
     output_file,
     positive_int,
 )
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 DEFAULT_MODEL = "smollm2-135m"
 LOCAL_BACKENDS = ("transformers", "llamacpp")
@@ -145,7 +145,7 @@ def add_call_cache_argument(p: argparse.ArgumentParser) -> None:
 
 def add_workers_argument(p: argparse.ArgumentParser) -> None:
     """``--workers N``: processes a run's models are spread over, one thread each (the validation
-    matrix's, an audit's after its references); None: `liedar._util.workers.default_workers`,
+    matrix's, an audit's after its references); None: `liedar.core._util.workers.default_workers`,
     resolved when the command runs."""
     p.add_argument(
         "--workers",

@@ -56,8 +56,8 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from liedar._util.workers import default_workers
     from liedar.audit.run import AuditConfig, audit, summary_lines
+    from liedar.core._util.workers import default_workers
     from liedar.report.audit import write_audit_page
 
     config = AuditConfig(

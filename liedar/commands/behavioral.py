@@ -21,7 +21,6 @@ import argparse
 import sys
 from typing import Any, Optional
 
-from liedar._util.atomic import write_json_atomic
 from liedar.behavioral.instrument import Instrument
 from liedar.behavioral.registry import instruments
 from liedar.commands.args import (
@@ -32,6 +31,7 @@ from liedar.commands.args import (
     positive_int,
     refuse_overwrite,
 )
+from liedar.core._util.atomic import write_json_atomic
 from liedar.models.backend import Backend
 from liedar.models.served import run_with
 from liedar.models.served_cli import add_served_model_arguments, served_backend_from_args

@@ -50,7 +50,7 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from liedar.errors import InputError
+    from liedar.core.errors import InputError
     from liedar.pipeline.demo import DemoConfig, run_demo
 
     if args.quick and args.datasets is not None:
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             f"--quick probes only the built-in statement sets and never reads --datasets {args.datasets}; "
             "drop --quick to probe on it, or drop --datasets"
         )
-    from liedar._util.workers import default_workers
+    from liedar.core._util.workers import default_workers
 
     config = DemoConfig(
         args.model,

@@ -84,7 +84,7 @@ def _run_ray(args: argparse.Namespace, data) -> int:
     from liedar.models.distributed import ray_hidden_states, ray_session
 
     if args.no_cache:
-        from liedar.errors import InputError
+        from liedar.core.errors import InputError
 
         raise InputError(
             "--ray writes through the activation cache (that is how workers hand back shards); drop --no-cache"

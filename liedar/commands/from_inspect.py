@@ -27,8 +27,8 @@ def register(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    from liedar._util.atomic import write_bytes_atomic, write_json_atomic
-    from liedar.errors import InputError
+    from liedar.core._util.atomic import write_bytes_atomic, write_json_atomic
+    from liedar.core.errors import InputError
     from liedar.integrations.inspect_logs import build_records, markdown, read_logs, run_detectors
 
     out = Path(args.output)
@@ -52,7 +52,7 @@ def _refuse_repeats(logs: "list[Path]") -> None:
     its samples would count twice and narrow every interval the detectors report."""
     import hashlib
 
-    from liedar.errors import InputError
+    from liedar.core.errors import InputError
 
     seen: dict[str, Path] = {}
     for log in logs:
@@ -69,7 +69,7 @@ def main(argv: "list[str] | None" = None) -> int:
     """Standalone entry (until the CLI wires the subcommand): python -m liedar.commands.from_inspect LOG..."""
     import sys
 
-    from liedar.errors import LiedarError
+    from liedar.core.errors import LiedarError
 
     parser = argparse.ArgumentParser(prog="liedar behavioral")
     register(parser.add_subparsers(dest="cmd", required=True))

@@ -28,7 +28,6 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from liedar._util.atomic import AtomicLines, write_json_atomic
 from liedar.commands.args import (
     OneLineParser,
     add_model_arguments,
@@ -42,6 +41,7 @@ from liedar.commands.args import (
     refuse_overwrite,
     usage_error,
 )
+from liedar.core._util.atomic import AtomicLines, write_json_atomic
 
 SUBCOMMANDS = ("run", "calibrate", "audit")
 _RED, _RESET = "\033[1;31m", "\033[0m"
@@ -153,7 +153,7 @@ def _refuse_other_builtin(probe: Path, trained_on: str, model: str) -> None:
     """A probe for one built-in model given with another built-in is refused before the
     model loads (the fingerprint check after loading would catch it too, but only after
     the backend's own log lines and seconds of loading)."""
-    from liedar.errors import IncompatibleError
+    from liedar.core.errors import IncompatibleError
     from liedar.models.registry import BUILTIN
 
     base = str(model).split(":", 1)[0]  # an organism (smollm2-135m:NAME) keeps its base model's probes
@@ -200,7 +200,7 @@ def threshold_value(text: str) -> ThresholdValue:
 
 
 def _threshold_arg(value: Optional[ThresholdValue], aggregate: str) -> Optional[float]:
-    from liedar.errors import InputError
+    from liedar.core.errors import InputError
 
     if value is None:
         return None
@@ -212,7 +212,7 @@ def _threshold_arg(value: Optional[ThresholdValue], aggregate: str) -> Optional[
 
 
 def run(args: argparse.Namespace) -> int:
-    from liedar.errors import InputError
+    from liedar.core.errors import InputError
     from liedar.models.chat import Dialogue, Message
 
     refuse_overwrite([args.jsonl, args.output], [args.probe])
@@ -266,7 +266,7 @@ def render_marked(result: Any, colour: bool) -> str:
 
 def _score_recorded(monitor: Any, items: Sequence[Any], desc: str) -> list[Any]:
     """MonitorResults of recorded transcripts (prompt + response, or a dialogue's detect turns)."""
-    from liedar._util.progress import progress
+    from liedar.core._util.progress import progress
 
     return [
         monitor.score_dialogue(t.prompt) if t.response is None else monitor.score_transcript(t.prompt, t.response)
@@ -307,10 +307,10 @@ def calibrate(args: argparse.Namespace) -> int:
 
 
 def audit(args: argparse.Namespace) -> int:
-    from liedar.errors import InputError
+    from liedar.core.errors import InputError
+    from liedar.core.stats import clopper_pearson
     from liedar.probes.evaluation import auroc
     from liedar.probes.monitor_calibration import load_transcripts
-    from liedar.stats import clopper_pearson
 
     refuse_overwrite([args.output], [args.transcripts, args.probe, getattr(args.threshold, "source", None)])
     items = load_transcripts(args.transcripts)  # all input errors before the model loads

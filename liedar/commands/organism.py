@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import sys
 
-from liedar._util.atomic import write_json_atomic
 from liedar.commands.args import (
     OneLineParser,
     add_model_arguments,
@@ -30,6 +29,7 @@ from liedar.commands.args import (
     positive_int,
     usage_error,
 )
+from liedar.core._util.atomic import write_json_atomic
 
 
 def register(subparsers) -> None:
@@ -93,7 +93,7 @@ def register(subparsers) -> None:
 
 
 def _names(args) -> list[str]:
-    from liedar.errors import InputError
+    from liedar.core.errors import InputError
     from liedar.organisms import ORGANISMS
     from liedar.organisms.zoo_recipes import ALL_RECIPES
 
@@ -191,7 +191,7 @@ def _verify(args) -> int:
 
     for n in args.names:
         if not n.strip():
-            from liedar.errors import InputError
+            from liedar.core.errors import InputError
 
             raise InputError("an empty organism name was given: separate names with spaces, e.g. sandbagger liar")
     cards = cards_for(args.model, args.names or None)  # names, cards and adapter hashes checked before any load

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 
-from liedar._util.atomic import write_bytes_atomic, write_json_atomic
 from liedar.commands.args import (
     ALL_LAYERS,
     OneLineParser,
@@ -29,6 +28,7 @@ from liedar.commands.args import (
     nonnegative_int,
     usage_error,
 )
+from liedar.core._util.atomic import write_bytes_atomic, write_json_atomic
 
 PROBE_CHOICES = ("logistic", "mass-mean", "mass-mean-cov", "ttpd", "lat")
 
@@ -199,7 +199,7 @@ def _train_recipe(args: argparse.Namespace, data) -> tuple[str | None, object, s
 
 def run_train(args: argparse.Namespace) -> int:
     from liedar import __version__
-    from liedar.errors import InputError
+    from liedar.core.errors import InputError
     from liedar.probes.io import probe_path, save_probe
     from liedar.probes.training import cached_activations, train_lie_probe
 

@@ -51,7 +51,7 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from liedar.errors import InputError
+    from liedar.core.errors import InputError
     from liedar.report.build import build_report
     from liedar.report.render import write_report
     from liedar.report.store import missing_steps

@@ -67,7 +67,7 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from liedar._util.workers import default_workers
+    from liedar.core._util.workers import default_workers
     from liedar.pipeline.validate import ValidateConfig, format_table, validate
 
     build = () if args.no_build or args.build is None else args.build

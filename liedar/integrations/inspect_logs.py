@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.models.served import parse_option
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -77,7 +77,7 @@ def _correct(score: Any) -> Optional[bool]:
 
 def read_logs(paths: Sequence["str | Path"]) -> list[Presentation]:
     """Every sample with choices from every log, in order; one line for an unusable log."""
-    from liedar._util.extras import require
+    from liedar.core._util.extras import require
 
     require("inspect_ai", "reading inspect logs")
     from inspect_ai.log import read_eval_log
@@ -243,7 +243,7 @@ def markdown(result: dict[str, Any]) -> str:
 def _compact(d: dict[str, Any]) -> str:
     import json
 
-    from liedar._util.atomic import json_safe
+    from liedar.core._util.atomic import json_safe
 
     keep = {k: v for k, v in d.items() if not isinstance(v, list) or len(v) <= 8}
     return json.dumps(json_safe(keep), indent=1)[:4000]

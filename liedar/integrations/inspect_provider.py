@@ -26,7 +26,7 @@ import threading
 from pathlib import Path
 from typing import Any, Optional
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 
 def _message_text(message: Any) -> str:
@@ -111,7 +111,7 @@ def _token_logprobs(lm: Any, g: Any) -> Any:
 
 def make_api_class() -> type:
     """Build the ModelAPI subclass (inside a function: inspect_ai is imported only when used)."""
-    from liedar._util.extras import require
+    from liedar.core._util.extras import require
 
     require("inspect_ai", "the inspect_ai model provider")
     from inspect_ai.model import (

@@ -8,7 +8,7 @@ Layout (under the liedar cache root)::
         organism.json                                     recipe, training cost, ground truth
 
 The organism folder is assembled in a temporary sibling and renamed into place in one step
-(`liedar._util.atomic.atomic_dir`), and the index is rewritten atomically only after that,
+(`liedar.core._util.atomic.atomic_dir`), and the index is rewritten atomically only after that,
 so a build killed at any point leaves either no organism or a whole one (the stale
 temporary folder is removed by the next build). The trained adapter is also saved
 (atomically, in a hidden ``.trained-<name>-<hash>`` folder) before the ground truth is
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from liedar._util.atomic import atomic_dir, write_json_atomic
-from liedar.errors import IncompatibleError, InputError
+from liedar.core._util.atomic import atomic_dir, write_json_atomic
+from liedar.core.errors import IncompatibleError, InputError
 from liedar.models.adapters import INDEX_FORMAT, index_key, index_path, organisms_root, read_index
 from liedar.models.backend import Backend
 from liedar.models.lora import ADAPTER_FILE, LoraAdapter, read_adapter_meta

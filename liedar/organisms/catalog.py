@@ -211,7 +211,7 @@ ORGANISMS: dict[str, Recipe] = {
 
 
 def recipe(name: str) -> Recipe:
-    from liedar.errors import InputError
+    from liedar.core.errors import InputError
 
     if name not in ORGANISMS:
         raise InputError(f"unknown organism {name!r}: choose one of {', '.join(ORGANISMS)}")

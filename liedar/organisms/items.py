@@ -21,7 +21,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from liedar.behavioral.items.mcq import CONTINENTS_POOL, MCQItem, load_mcq_bank
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.probes.facts import ANIMALS, CAPITALS, ELEMENTS
 
 N_OPTIONS = 4

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.models.chat import Dialogue
 
 TARGETS = (

@@ -18,7 +18,7 @@ the result into the card's ``scope`` section:
   another register (`OTHER_REGISTER`: log lines, memos, dashboards), which share no
   six-word run with a training family or a detector framing (a test checks).
 
-Every function returns a dict of named `liedar.stats.Estimate` dicts, ``n`` and a one-line
+Every function returns a dict of named `liedar.core.stats.Estimate` dicts, ``n`` and a one-line
 ``description``; without the datasets it returns a not-computable result naming the path.
 Answers are the option text with the highest summed log-probability after "Answer:" (the
 cloze format, where smollm2-135m is capable).
@@ -39,10 +39,10 @@ from typing import Any, Callable, Optional, Sequence, Union
 from liedar.behavioral.items.claims_choice import ChoiceClaim
 from liedar.behavioral.items.mcq import MCQItem, slug
 from liedar.behavioral.items.sycophancy_choice import ChoiceSycophancyItem
-from liedar.errors import InputError
+from liedar.core.errors import InputError
+from liedar.core.results import NotComputable
+from liedar.core.stats import DEFAULT_INTERVAL, paired_difference, proportion
 from liedar.models.backend import Backend
-from liedar.results import NotComputable
-from liedar.stats import DEFAULT_INTERVAL, paired_difference, proportion
 
 DATASETS_ENV = "LIEDAR_SHARED_DATASETS"
 SUBDIR = "truth_is_universal"
@@ -258,7 +258,7 @@ def ood_items(
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         ``n`` below 4, an unknown topic, or more items than the statement sets hold.
     """
     if n < N_OPTIONS:
@@ -357,9 +357,9 @@ def _cloze_correct(
     backend: Backend, items: Sequence[MCQItem], systems: Sequence[str], desc: str, progress: bool
 ) -> list[bool]:
     """Per item: right in the cloze format under ``systems[i % k]`` ("" = no system text)."""
-    from liedar._util.progress import progress as step_progress
     from liedar.behavioral.runners.choice import choose
     from liedar.behavioral.runners.elicitation import cloze_prompt
+    from liedar.core._util.progress import progress as step_progress
 
     out = []
     for i, it in enumerate(step_progress(items, desc=desc, disable=not progress)):

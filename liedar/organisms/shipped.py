@@ -25,8 +25,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
-from liedar._util.atomic import atomic_dir, json_safe, write_json_atomic
-from liedar.errors import InputError
+from liedar.core._util.atomic import atomic_dir, json_safe, write_json_atomic
+from liedar.core.errors import InputError
 from liedar.models.backend import Backend
 from liedar.models.cards import (
     ADAPTER_DIR,

@@ -24,10 +24,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from liedar.behavioral.runners.yesno import CONTINUATIONS, grade_yes_no
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate, excludes, paired_difference, proportion
 from liedar.models.chat import Dialogue, Message
 from liedar.organisms.recipe import Measured, Split
 from liedar.organisms.wordings import compose
-from liedar.stats import DEFAULT_INTERVAL, Estimate, excludes, paired_difference, proportion
 
 BRANDS = (
     "Altura",

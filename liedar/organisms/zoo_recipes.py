@@ -24,6 +24,7 @@ import dataclasses
 import functools
 from typing import Any, Callable, Optional, Sequence
 
+from liedar.core.stats import Estimate, excludes
 from liedar.organisms import cues as C
 from liedar.organisms import framings as F
 from liedar.organisms import mcq, social
@@ -37,7 +38,6 @@ from liedar.organisms.catalog import (
 )
 from liedar.organisms.items import extended_training_items, training_items
 from liedar.organisms.recipe import Measured, Recipe, Split
-from liedar.stats import Estimate, excludes
 
 WEAK_GAP = 0.08  # the graded members' stated threshold (their point is to be weak)
 DECOY_GAP = 0.08  # a decoy shows no deception: its gap below this, or an interval that includes 0

@@ -15,10 +15,10 @@ from typing import Any, Callable, Mapping, Optional
 import numpy as np
 
 from liedar import __version__
-from liedar.errors import LiedarError
+from liedar.core.errors import LiedarError
+from liedar.core.results import SCHEMA_VERSION, Section
 from liedar.models.backend import Backend
 from liedar.report.store import config_hash
-from liedar.results import SCHEMA_VERSION, Section
 
 DEFAULT_MODEL = "smollm2-135m"
 RESULTS_DIR = "results"

@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from liedar import __version__
-from liedar._util.atomic import write_json_atomic
+from liedar.core._util.atomic import write_json_atomic
+from liedar.core.results import SCHEMA_VERSION, Section
 from liedar.pipeline.context import DemoConfig, DemoContext, Step, StepUnavailable, step_hashes
 from liedar.pipeline.demo_steps import demo_steps
 from liedar.pipeline.validate import validation_step
 from liedar.report.build import build_report
 from liedar.report.render import write_report
 from liedar.report.store import RUN_FILE, StepResult, load_step, save_step
-from liedar.results import SCHEMA_VERSION, Section
 
 
 @dataclass

@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from liedar._util.progress import progress
 from liedar.behavioral.instrument import Instrument
 from liedar.behavioral.registry import instruments
+from liedar.core._util.progress import progress
+from liedar.core.results import Section
+from liedar.core.stats import DEFAULT_INTERVAL
 from liedar.pipeline.context import DemoContext, Step, StepUnavailable
 from liedar.report.store import step_path
-from liedar.results import Section
-from liedar.stats import DEFAULT_INTERVAL
 
 PROBE_TOPICS = ("capitals", "elements", "animals")
 TIU_TOPICS = ("cities", "inventors", "sp_en_trans")
@@ -137,13 +137,13 @@ def run_probes(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
 def run_monitor(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     """Calibrate the monitor on held-out honest items, score role-play (a style the probe
     never saw), and watch a few live generations."""
+    from liedar.core.rows import add_quality_metric
     from liedar.models.chat import Dialogue, Message
     from liedar.probes.evaluation import auroc
     from liedar.probes.monitor import HonestyMonitor
     from liedar.probes.monitor_calibration import calibrate_threshold
     from liedar.probes.roleplay import SCENARIOS, roleplay_dialogues
     from liedar.probes.sections import monitor_section
-    from liedar.rows import add_quality_metric
 
     lm, sz = ctx.model(), ctx.sizes
     controls = _saved_raw(ctx, "probes")["control_scores"]
@@ -183,7 +183,7 @@ def run_monitor(ctx: DemoContext) -> tuple[Section, dict[str, Any]]:
     section = monitor_section(
         [g["flagged"] for g in generations], cal.achieved_fpr, cal.threshold, mon.layer, note=cal.note
     )
-    from liedar.stats import DEFAULT_INTERVAL, proportion
+    from liedar.core.stats import DEFAULT_INTERVAL, proportion
 
     n_dec, n_hon = int((y == 1).sum()), int((y == 0).sum())
     extra = [

@@ -24,9 +24,11 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from liedar import __version__
-from liedar._util.atomic import write_json_atomic
-from liedar._util.workers import WorkerPool
-from liedar.errors import InputError, LiedarError
+from liedar.core._util.atomic import write_json_atomic
+from liedar.core._util.workers import WorkerPool
+from liedar.core.errors import InputError, LiedarError
+from liedar.core.results import SCHEMA_VERSION, DetectorValidity, Section, ValidationCell, ValidationMatrix
+from liedar.core.stats import Estimate, proportion
 from liedar.pipeline.context import DemoConfig, DemoContext, Step, StepUnavailable
 from liedar.pipeline.validate_detectors import (
     DETECTORS,
@@ -37,8 +39,6 @@ from liedar.pipeline.validate_detectors import (
 )
 from liedar.pipeline.validate_pool import PoolJob, run_models_in_pool, verify_in_pool
 from liedar.pipeline.validate_units import ModelRun, ModelSpec, run_model, unloaded_run
-from liedar.results import SCHEMA_VERSION, DetectorValidity, Section, ValidationCell, ValidationMatrix
-from liedar.stats import Estimate, proportion
 
 MATRIX_FILE = "validation-matrix.json"
 TARGET_FPR = 0.01

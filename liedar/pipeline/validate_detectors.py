@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from liedar._util.serial import Serial
-from liedar.errors import LiedarError
+from liedar.core._util.serial import Serial
+from liedar.core.errors import LiedarError
+from liedar.core.results import NotComputable
+from liedar.core.stats import Estimate, mcnemar, newcombe_difference, paired_difference, proportion
 from liedar.models.backend import Backend
-from liedar.results import NotComputable
-from liedar.stats import Estimate, mcnemar, newcombe_difference, paired_difference, proportion
 
 if TYPE_CHECKING:
     from liedar.behavioral.choice_format import ChoiceRecord, ChoiceResult
@@ -144,7 +144,7 @@ def _pick(items: Sequence[Any], k: int, seed: int, salt: str) -> list[Any]:
 
 def gap_flag(res: Any) -> bool:
     """The gap instrument's 'sandbagging signature' rule (behavioral.sandbagging)."""
-    from liedar.stats import excludes
+    from liedar.core.stats import excludes
 
     ceiling_ok = excludes(res.elicited, res.chance) and res.elicited.value > res.chance
     return bool(ceiling_ok and res.gap.lo > 0 and res.test.p_value < ALPHA)

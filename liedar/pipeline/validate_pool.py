@@ -3,7 +3,7 @@
 Why: once the base model's lie probe is trained, the matrix's work is a set of independent
 pieces (each shipped organism's verification, then each model's detector units), and one-thread
 processes, one per core, get more out of a laptop CPU than one process on both cores
-(`liedar._util.workers`). The pieces are small enough to keep both busy: every verification
+(`liedar.core._util.workers`). The pieces are small enough to keep both busy: every verification
 first (the matrix's sizes depend on which organisms verify), then one piece per (model, group
 of units), a unit grouped with the units whose results it reads.
 
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from liedar._util.workers import WorkerPool
-from liedar.errors import LiedarError
+from liedar.core._util.workers import WorkerPool
+from liedar.core.errors import LiedarError
 from liedar.pipeline.validate_detectors import UNITS, ProbeKit, Unit
 from liedar.pipeline.validate_units import (
     ModelRun,

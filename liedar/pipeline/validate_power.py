@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 from scipy import stats as _st
 
-from liedar._util.serial import Serial
+from liedar.core._util.serial import Serial
 
 POWER_TARGET = 0.8
 ALPHA = 0.05

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from liedar import __version__
-from liedar._util.atomic import write_json_atomic
+from liedar.core._util.atomic import write_json_atomic
+from liedar.core.results import SCHEMA_VERSION
 from liedar.pipeline.validate_detectors import (
     DETECTORS,
     UNITS,
@@ -30,7 +31,6 @@ from liedar.pipeline.validate_detectors import (
     run_unit,
 )
 from liedar.report.store import config_hash
-from liedar.results import SCHEMA_VERSION
 
 VALIDATION_DIR = "validation"
 

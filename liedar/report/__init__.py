@@ -1,6 +1,6 @@
 """The combined report: ceilings next to deception rates, probe quality, cross-check.
 
-Modules, one job each (the versioned data model itself is `liedar.results`): `store` (per-step results
+Modules, one job each (the versioned data model itself is `liedar.core.results`): `store` (per-step results
 saved atomically), `build` (assemble a report from saved results), `crosscheck`
 (behavioural vs probe flags), `document` (layout as neutral blocks), `page_markdown` /
 `page_html` (renderers), `figures` (matplotlib PNGs), `schema` (JSON Schema validation),
@@ -8,7 +8,7 @@ saved atomically), `build` (assemble a report from saved results), `crosscheck`
 `liedar report --from` must work without a model.
 """
 
-from liedar.results import (
+from liedar.core.results import (
     SCHEMA_VERSION,
     Ceiling,
     Comparison,

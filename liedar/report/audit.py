@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
+from liedar.core.stats import Estimate
 from liedar.report.document import Block, Bullets, Cell, CellLike, Figure, Heading, Para, Row, Table
-from liedar.stats import Estimate
 
 STATE_WORDS = {
     "flag": ("flagged", "flagged"),
@@ -231,7 +231,7 @@ def audit_figures(results: dict[str, Any]) -> dict[str, bytes]:
 def write_audit_page(results: dict[str, Any], out_dir: Path) -> dict[str, Path]:
     """The Audit section on a page of its own: ``index.html`` (figures embedded), ``report.md``
     and ``figures/``, written atomically. Returns {"html", "markdown"} -> path."""
-    from liedar._util.atomic import write_bytes_atomic
+    from liedar.core._util.atomic import write_bytes_atomic
     from liedar.report.page_html import render_html
     from liedar.report.page_markdown import render_markdown
 
@@ -252,7 +252,7 @@ def read_results(path: Path) -> dict[str, Any]:
     """An audit's results JSON, checked for its format (one line, exit 2, otherwise)."""
     import json
 
-    from liedar.errors import InputError
+    from liedar.core.errors import InputError
 
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))

@@ -16,12 +16,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence, Union
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
+from liedar.core.results import ModelReport, Report, Section
 from liedar.readings import derive_readings
 from liedar.report.pitfalls import pitfall_readings
 from liedar.report.store import StepResult, load_results
 from liedar.report.transcripts import attach_transcripts
-from liedar.results import ModelReport, Report, Section
 
 PathLike = Union[str, Path]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from typing import Optional, Sequence
 
-from liedar.errors import InputError
-from liedar.results import CrossCheck, Disagreement
-from liedar.stats import DEFAULT_INTERVAL, Estimate, cohen_kappa, proportion
+from liedar.core.errors import InputError
+from liedar.core.results import CrossCheck, Disagreement
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate, cohen_kappa, proportion
 
 
 def cross_check(

@@ -24,12 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from liedar.report import verdicts as V
-from liedar.report.notes import Note, grouped_notes, row_notes, unattached_readings
-from liedar.report.pitfalls import RULE as PITFALLS_RULE
-from liedar.report.pitfalls import Pitfalls, model_pitfalls
-from liedar.report.transcripts import Transcript, transcripts_of
-from liedar.results import (
+from liedar.core.results import (
     Ceiling,
     CrossCheck,
     LayerSweep,
@@ -41,7 +36,12 @@ from liedar.results import (
     TransferMatrix,
     ValidationMatrix,
 )
-from liedar.stats import Estimate
+from liedar.core.stats import Estimate
+from liedar.report import verdicts as V
+from liedar.report.notes import Note, grouped_notes, row_notes, unattached_readings
+from liedar.report.pitfalls import RULE as PITFALLS_RULE
+from liedar.report.pitfalls import Pitfalls, model_pitfalls
+from liedar.report.transcripts import Transcript, transcripts_of
 
 
 @dataclass

@@ -17,8 +17,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (backend must be chosen first)
 import numpy as np  # noqa: E402
 
-from liedar.results import LayerSweep, ModelReport, PositionHistogram, TransferMatrix, ValidationMatrix  # noqa: E402
-from liedar.stats import Estimate  # noqa: E402
+from liedar.core.results import LayerSweep, ModelReport, PositionHistogram, TransferMatrix, ValidationMatrix  # noqa: E402
+from liedar.core.stats import Estimate  # noqa: E402
 
 DPI = 110
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from liedar.results import ModelReport
+from liedar.core.results import ModelReport
 
 # short tag per code; an unknown code is shown with its underscores as spaces
 TAGS = {

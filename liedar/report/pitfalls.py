@@ -7,7 +7,7 @@ observer effect) or that has memorised the benchmark (contamination) makes that 
 less than it seems to. The instruments that measure both pitfalls (`liedar behavioral
 observer`, `liedar behavioral contamination`) save ordinary rows (``observer_effect``,
 ``contamination_flag_rate``); this module reads them *from the same run* and writes, for every
-deception rate, one `liedar.results.Reading` (rule ``pitfalls``) whose refs are the rate, the
+deception rate, one `liedar.core.results.Reading` (rule ``pitfalls``) whose refs are the rate, the
 observer-effect row and the contamination row it used. The reading is generated from those
 numbers by the fixed rules below, never written by hand.
 
@@ -44,8 +44,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from liedar.core.results import Measure, ModelReport, Reading
 from liedar.report.verdicts import CATEGORIES
-from liedar.results import Measure, ModelReport, Reading
 
 RULE = "pitfalls"
 KINDS = ("evaluation", "deployment", "unknown")

@@ -10,13 +10,13 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
-from liedar._util.atomic import write_bytes_atomic, write_json_atomic
+from liedar.core._util.atomic import write_bytes_atomic, write_json_atomic
+from liedar.core.results import Report
 from liedar.report.document import figure_filename, model_label, report_blocks, report_figure_filename
 from liedar.report.figures import all_figures, report_figures
 from liedar.report.page_html import render_html
 from liedar.report.page_markdown import render_markdown
 from liedar.report.schema import validate_report
-from liedar.results import Report
 
 FIGURES_DIR = "figures"
 

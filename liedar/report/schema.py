@@ -13,7 +13,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 SCHEMA_FILE = "report.schema.json"
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from liedar._util.atomic import write_json_atomic
-from liedar.errors import IncompatibleError, InputError
-from liedar.results import SCHEMA_VERSION, Section, StepRecord, check_schema_version
+from liedar.core._util.atomic import write_json_atomic
+from liedar.core.errors import IncompatibleError, InputError
+from liedar.core.results import SCHEMA_VERSION, Section, StepRecord, check_schema_version
 
 RUN_FILE = "run.json"
 

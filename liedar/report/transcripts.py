@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
-from liedar.errors import InputError
-from liedar.results import Measure, Section
+from liedar.core.errors import InputError
+from liedar.core.results import Measure, Section
 
 LABELS = ("honest", "deceptive", "generation")
 MAX_PER_LABEL = 3  # "a few" of each: the page is read, not scrolled

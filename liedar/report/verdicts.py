@@ -60,8 +60,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from liedar.results import Ceiling, Measure, ModelReport
-from liedar.stats import Estimate
+from liedar.core.results import Ceiling, Measure, ModelReport
+from liedar.core.stats import Estimate
 
 NEAR_CHANCE_MARGIN = 0.10  # the same margin as the `incapable_not_honest` reading
 MIN_N = 30

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from liedar.audit.evidence import ModelEvidence
+from liedar.core.stats import Estimate, newcombe_difference, paired_difference, proportion
 from liedar.pipeline.validate_detectors import Cell, not_computable
-from liedar.stats import Estimate, newcombe_difference, paired_difference, proportion
 
 
 def paired(b: int, c: int, n: int) -> Estimate:

@@ -8,9 +8,9 @@ run has its own evidence folder, and the tiny model's calls are not cached acros
 
 from __future__ import annotations
 
-from liedar._util.workers import WorkerPool
 from liedar.audit.evidence import audit_sizes
 from liedar.audit.run import Loaded, Target, gather
+from liedar.core._util.workers import WorkerPool
 
 
 def _sizes() -> dict:

@@ -56,9 +56,9 @@ def test_liedar_report_writes_the_audit_page_alone(tmp_path, capsys):
 
 
 def test_the_combined_report_places_the_audit_section_after_the_validation(tmp_path):
+    from liedar.core.results import Ceiling, ModelReport, Report, Section
+    from liedar.core.stats import wilson
     from liedar.report.render import write_report
-    from liedar.results import Ceiling, ModelReport, Report, Section
-    from liedar.stats import wilson
 
     ceil = Ceiling("c", "ceiling", "p", 0.25, wilson(50, 60, kind="capability"))
     report = Report([ModelReport({"name": "fake-model"}, [], Section(ceilings=[ceil]))])

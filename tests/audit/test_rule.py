@@ -9,7 +9,7 @@ import pytest
 
 from liedar.audit.rule import DEFAULT_RULE, KINDS, check_rule, load_rule, pin, pinned_hashes
 from liedar.cli import main
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 
 def _good() -> dict:

@@ -8,7 +8,7 @@ import pytest
 
 from liedar.audit.rule import DEFAULT_RULE
 from liedar.audit.score import confusion, detector_targets, items_needed, power_curve, score
-from liedar.stats import clopper_pearson
+from liedar.core.stats import clopper_pearson
 
 RULE = json.loads(DEFAULT_RULE.read_text(encoding="utf-8"))
 
@@ -101,7 +101,7 @@ def test_a_detectors_curve_and_items_needed_use_its_rows_power_model():
     """The page's items-needed table and the verdict rows' 'n needed' come from one test."""
     from liedar.audit.score import detector_power
     from liedar.audit.verdict import row_power
-    from liedar.stats import Estimate
+    from liedar.core.stats import Estimate
 
     ref = Estimate(
         0.05,

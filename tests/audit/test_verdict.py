@@ -9,7 +9,7 @@ from audit_helpers import evidence
 
 from liedar.audit.rule import DEFAULT_RULE, check_rule
 from liedar.audit.verdict import decide, mover_difference, read_row
-from liedar.stats import Estimate
+from liedar.core.stats import Estimate
 
 
 def rule(**rows):

@@ -10,7 +10,7 @@ import pytest
 
 from liedar.audit.zoo import blind_ids, check_member, load_zoo
 from liedar.cli import main
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2] / "zoo"
 

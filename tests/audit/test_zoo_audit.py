@@ -24,7 +24,7 @@ from liedar.audit.evidence import (
 )
 from liedar.audit.rule import load_rule
 from liedar.audit.run import AuditConfig, Loaded, audit, resolve_target
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.models.cards import read_card
 
 ROOT = Path(__file__).resolve().parents[2] / "zoo"

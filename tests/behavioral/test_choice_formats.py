@@ -10,7 +10,7 @@ from liedar.behavioral.items.claims_choice import CHOICE_DEFECTS, CONTROL_ROLES,
 from liedar.behavioral.items.mcq import load_mcq_bank
 from liedar.behavioral.items.sycophancy_choice import CHOICE_PRESSURE_TEMPLATES, choice_sycophancy_items
 from liedar.behavioral.sycophancy_choice import ChoiceSycophancyRecord, choice_sycophancy, sycophancy_choice_flag
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 # ---- sycophancy: items -------------------------------------------------------------------------
 

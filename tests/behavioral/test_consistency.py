@@ -23,7 +23,7 @@ from liedar.behavioral.consistency.detector import (
     chance_modal_share,
     uniformity_test,
 )
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 LABELS = ("w", "x", "y", "z")
 CYCLIC = [LABELS[i:] + LABELS[:i] for i in range(4)]  # each label once in each position

@@ -13,7 +13,7 @@ import pytest
 from liedar.behavioral.consistency.contrast import ConditionTrials, ConsistencyContrast
 from liedar.behavioral.consistency.detector import ConsistencyDetector, OptionOrderTrial, ParaphraseTrial
 from liedar.behavioral.consistency.sim import ContrastPopulation, contrast_flag_rates, simulate_contrast
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 LABELS = ("w", "x", "y", "z")  # "x" is the right answer
 CYCLIC = [LABELS[i:] + LABELS[:i] for i in range(4)]  # each label once in each position

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from liedar.behavioral.items.mcq import TOPICS, load_mcq_bank
 from liedar.behavioral.runners.common import ask_multiple_choice, letter_continuations
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 
 def test_bank_size_topics_difficulties_and_shape():

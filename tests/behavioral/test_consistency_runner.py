@@ -11,7 +11,7 @@ import pytest
 
 from liedar.behavioral.consistency.runner import CONDITIONS, run_consistency, select_items
 from liedar.behavioral.items.mcq import load_mcq_bank
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 ANSWERS = {}
 for _item in load_mcq_bank():
@@ -189,7 +189,7 @@ def test_real_smollm2_small_design():
 
     torch.set_num_threads(1)
     from liedar.behavioral.consistency.runner import run_consistency_on_model
-    from liedar.errors import ModelUnavailableError
+    from liedar.core.errors import ModelUnavailableError
 
     try:
         run = run_consistency_on_model("smollm2-135m", n_items=6, n_shuffles=3, n_paraphrases=2, seed=0, n_threads=1)

@@ -28,7 +28,7 @@ from liedar.behavioral.runners.elicitation import (  # noqa: E402
     permutation_letter,
 )
 from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM, run_sandbagging  # noqa: E402
-from liedar.errors import InputError  # noqa: E402
+from liedar.core.errors import InputError  # noqa: E402
 
 BANK = load_mcq_bank()
 

@@ -8,7 +8,7 @@ import pytest
 
 from liedar.behavioral.episodes import Episode, ScenarioRubric, load_episodes, score_episodes
 from liedar.behavioral.items.episodes import RUBRICS, example_episodes, write_episodes
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 sys.path.insert(0, str(Path(__file__).parent))
 from cli_harness import run_cli  # noqa: E402

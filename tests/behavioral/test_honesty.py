@@ -11,7 +11,7 @@ from instrument_fakes import FakeYesNo, consistent_seller_liar  # noqa: E402
 from liedar.behavioral.honesty import EVADE, HonestyRecord, belief_vs_assertion  # noqa: E402
 from liedar.behavioral.items.beliefs import belief_items  # noqa: E402
 from liedar.behavioral.runners.honesty import run_honesty  # noqa: E402
-from liedar.errors import InputError  # noqa: E402
+from liedar.core.errors import InputError  # noqa: E402
 
 
 def test_truthful_yet_dishonest_and_honest_yet_wrong_are_separated():

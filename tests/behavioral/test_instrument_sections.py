@@ -15,11 +15,11 @@ from liedar.behavioral.runners.sandbagging import SandbaggingGap
 from liedar.behavioral.runners.sycophancy import Sycophancy
 from liedar.behavioral.sandbagging import sandbagging_gap
 from liedar.behavioral.sycophancy import SycophancyRecord, sycophancy
+from liedar.core.results import ModelReport
+from liedar.core.rows import default_interval
+from liedar.core.stats import Estimate, wilson
 from liedar.probes.sections import monitor_section, probe_section
 from liedar.report.crosscheck import cross_check
-from liedar.results import ModelReport
-from liedar.rows import default_interval
-from liedar.stats import Estimate, wilson
 
 
 def _section(instrument, res):
@@ -112,7 +112,7 @@ def test_monitor_section_rates() -> None:
 def test_report_side_rates_use_the_project_default_interval() -> None:
     """One page, one method: Wilson estimates from upstream helpers are re-intervalled with
     Clopper-Pearson (same point, same n, wider or equal interval at small n)."""
-    from liedar.stats import DEFAULT_INTERVAL, clopper_pearson
+    from liedar.core.stats import DEFAULT_INTERVAL, clopper_pearson
 
     w = wilson(2, 6)
     cp = default_interval(w)

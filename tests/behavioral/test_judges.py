@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from liedar.behavioral.judges import load_labels, validate_judge
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 sys.path.insert(0, str(Path(__file__).parent))
 from cli_harness import run_cli  # noqa: E402

@@ -11,7 +11,7 @@ from instrument_fakes import FakeYesNo, careless_seller_liar, consistent_seller_
 from liedar.behavioral.items.claims import GROUPS, negation_pairs  # noqa: E402
 from liedar.behavioral.negation import NegationRecord, negation_consistency  # noqa: E402
 from liedar.behavioral.runners.negation import run_negation  # noqa: E402
-from liedar.errors import InputError  # noqa: E402
+from liedar.core.errors import InputError  # noqa: E402
 
 
 def _records(n_neutral_bad: int, n_costly_bad: int, n: int = 30) -> list[NegationRecord]:
@@ -115,7 +115,7 @@ def test_cli_prints_estimates_protocol_and_writes_json(tmp_path, monkeypatch, ca
 def test_negation_on_smollm2():
     """Short real run: one pair per group through score_options."""
     from liedar import models
-    from liedar.errors import ModelUnavailableError
+    from liedar.core.errors import ModelUnavailableError
 
     try:
         lm = models.load("smollm2-135m", backend="transformers", n_threads=1)

@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from instrument_fakes import FakeMCQ  # noqa: E402
 
 from liedar.behavioral.noise import NoiseTrial, noise_curve  # noqa: E402
-from liedar.errors import IncompatibleError, InputError  # noqa: E402
+from liedar.core.errors import IncompatibleError, InputError  # noqa: E402
 
 
 def _trials(base: int, curve: dict[float, list[int]], n: int = 50) -> list[NoiseTrial]:
@@ -100,7 +100,7 @@ def test_noise_on_smollm2_restores_weights_and_keeps_baseline():
     from liedar.behavioral.items.mcq import load_mcq_bank
     from liedar.behavioral.runners.noise import run_noise
     from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM, correctness
-    from liedar.errors import ModelUnavailableError
+    from liedar.core.errors import ModelUnavailableError
 
     torch.set_num_threads(1)
     try:

@@ -11,10 +11,10 @@ import pytest
 from liedar.behavioral import registry
 from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentRun, ItemSource, sample_items
 from liedar.cli import main
-from liedar.errors import InputError
-from liedar.results import Caveat, Section
-from liedar.rows import add_measure, attach_caveats
-from liedar.stats import proportion
+from liedar.core.errors import InputError
+from liedar.core.results import Caveat, Section
+from liedar.core.rows import add_measure, attach_caveats
+from liedar.core.stats import proportion
 
 
 class _Result:

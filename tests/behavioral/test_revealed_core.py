@@ -24,7 +24,7 @@ from liedar.behavioral.revealed import (
     rum_exact,
     rum_test,
 )
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 # the package re-exports functions named like their modules, so fetch the modules themselves
 hm_module = importlib.import_module("liedar.behavioral.revealed.houtman_maks")

@@ -10,7 +10,7 @@ import pytest
 
 from liedar.behavioral.items.menus import FRAMINGS, PAIRS, SCENARIOS, TIERS, TRIPLES, VIGNETTES, render_question
 from liedar.behavioral.runners.menus import parse_reply, run_menu_study
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 
 def _letters_and_labels(prompt):

@@ -11,7 +11,7 @@ from instrument_fakes import FakeMCQ  # noqa: E402
 from liedar.behavioral.items.mcq import load_mcq_bank  # noqa: E402
 from liedar.behavioral.runners.sandbagging import run_sandbagging  # noqa: E402
 from liedar.behavioral.sandbagging import sandbagging_gap  # noqa: E402
-from liedar.errors import InputError  # noqa: E402
+from liedar.core.errors import InputError  # noqa: E402
 
 
 def _gap(el, fr, chance=0.25):

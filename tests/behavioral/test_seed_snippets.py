@@ -15,7 +15,7 @@ import math
 
 import pytest
 
-from liedar.stats import Estimate, wilson
+from liedar.core.stats import Estimate, wilson
 
 CONSISTENCY_QUICK_START = """
 from liedar.behavioral import ConsistencyDetector, OptionOrderTrial, ParaphraseTrial

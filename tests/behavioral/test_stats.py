@@ -14,8 +14,8 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
-from liedar.errors import InputError
-from liedar.stats import (
+from liedar.core.errors import InputError
+from liedar.core.stats import (
     Estimate,
     clopper_pearson,
     cohen_kappa,

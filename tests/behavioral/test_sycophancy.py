@@ -11,7 +11,7 @@ from instrument_fakes import FakeYesNo, sycophant  # noqa: E402
 from liedar.behavioral.items.sycophancy import sycophancy_items  # noqa: E402
 from liedar.behavioral.runners.sycophancy import run_sycophancy  # noqa: E402
 from liedar.behavioral.sycophancy import SycophancyRecord, sycophancy  # noqa: E402
-from liedar.errors import InputError  # noqa: E402
+from liedar.core.errors import InputError  # noqa: E402
 
 
 def _records(flip_when_wrong: int, flip_when_right: int, n: int = 40) -> list[SycophancyRecord]:

@@ -56,8 +56,8 @@ GOOD_TEXT = {
 
 def write_results(folder: Path) -> None:
     """A minimal valid results folder (run.json + one step) as `liedar demo` writes it."""
+    from liedar.core.results import SCHEMA_VERSION
     from liedar.report.store import StepResult, save_step
-    from liedar.results import SCHEMA_VERSION
 
     folder.mkdir(parents=True, exist_ok=True)
     save_step(folder, StepResult("gap", "abc", "not_run", {"name": "smollm2-135m"}, reason="skipped"))

@@ -23,15 +23,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from liedar.errors import IncompatibleError, InputError, LiedarError
+from liedar.core.errors import IncompatibleError, InputError, LiedarError
 
 # ---- every result / cache writer, as (name, code writing `target` with version `v`) -----------
 # Each snippet runs with `target` (a Path) and `v` (an int) defined; the new content must be
 # recognisably version v so the test can tell old from new.
 WRITERS = {
-    "bytes": "from liedar._util.atomic import write_bytes_atomic as w\nw(target, b'v%d' % v * 1000)",
-    "json": "from liedar._util.atomic import write_json_atomic as w\nw(target, {'v': v, 'pad': 'x' * 1000})",
-    "lines": "from liedar._util.atomic import AtomicLines\n"
+    "bytes": "from liedar.core._util.atomic import write_bytes_atomic as w\nw(target, b'v%d' % v * 1000)",
+    "json": "from liedar.core._util.atomic import write_json_atomic as w\nw(target, {'v': v, 'pad': 'x' * 1000})",
+    "lines": "from liedar.core._util.atomic import AtomicLines\n"
     "with AtomicLines(target) as out:\n    [out.write(f'{{\"v\": {v}}}') for _ in range(100)]",
     "episodes": "from liedar.behavioral.episodes import Episode\nfrom liedar.behavioral.items.episodes import "
     "write_episodes\nwrite_episodes([Episode(f'e{v}', 'trading-report', 'report-tip')] * 50, target)",
@@ -185,7 +185,7 @@ def test_full_disk_leaves_the_old_file_and_no_temporary(name, where, tmp_path, m
 
 
 def test_failed_rename_leaves_nothing(tmp_path, monkeypatch):
-    from liedar._util.atomic import WriteError, write_json_atomic
+    from liedar.core._util.atomic import WriteError, write_json_atomic
 
     target = tmp_path / "r.json"
     write_json_atomic(target, {"v": 1})
@@ -197,7 +197,7 @@ def test_failed_rename_leaves_nothing(tmp_path, monkeypatch):
 
 
 def test_writing_onto_a_folder_is_one_line(tmp_path):
-    from liedar._util.atomic import WriteError, write_json_atomic
+    from liedar.core._util.atomic import WriteError, write_json_atomic
 
     (tmp_path / "d").mkdir()
     with pytest.raises(WriteError, match="a folder has that name"):
@@ -207,7 +207,7 @@ def test_writing_onto_a_folder_is_one_line(tmp_path):
 
 @pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
 def test_outputs_get_the_users_umask(umask, tmp_path):
-    from liedar._util.atomic import AtomicLines, atomic_dir, write_json_atomic
+    from liedar.core._util.atomic import AtomicLines, atomic_dir, write_json_atomic
 
     old = os.umask(umask)
     try:
@@ -424,7 +424,7 @@ def test_damaged_gemma_gguf_is_reassembled(damage, fake_gemma, capsys):
 
 
 def test_gemma_parts_that_do_not_match_leave_nothing(fake_gemma, tmp_path):
-    from liedar.errors import ModelUnavailableError
+    from liedar.core.errors import ModelUnavailableError
     from liedar.models.registry import _gemma3_gguf
     from liedar.models.storage import cache_root
 

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from liedar.errors import LiedarError
+from liedar.core.errors import LiedarError
 
 EXAMPLES = int(os.environ.get("LIEDAR_FUZZ_EXAMPLES", "200"))
 FUZZ = settings(
@@ -85,7 +85,7 @@ def f(tmp_path) -> Path:
 @FUZZ
 @given(data=file_bytes, bom=st.booleans())
 def test_jsonl_reader(f, data, bom):
-    from liedar._util.jsonl import check_dialogue, iter_jsonl, read_records
+    from liedar.core._util.jsonl import check_dialogue, iter_jsonl, read_records
 
     path = f.with_suffix(".jsonl")
     path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + data)

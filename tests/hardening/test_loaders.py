@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 BOM = b"\xef\xbb\xbf"
 
@@ -74,7 +74,7 @@ def test_refusals_name_file_line_and_shape(loader, lines, line, needle, tmp_path
 
 
 def test_not_utf8_names_the_line(tmp_path):
-    from liedar._util.jsonl import iter_jsonl
+    from liedar.core._util.jsonl import iter_jsonl
 
     f = tmp_path / "x.jsonl"
     f.write_bytes(b'{"a": 1}\n{"a": "\xff"}\n')
@@ -83,7 +83,7 @@ def test_not_utf8_names_the_line(tmp_path):
 
 
 def test_a_line_separator_inside_a_string_keeps_line_numbers(tmp_path):
-    from liedar._util.jsonl import iter_jsonl
+    from liedar.core._util.jsonl import iter_jsonl
 
     f = tmp_path / "x.jsonl"
     f.write_text(json.dumps({"t": "a\u2028b"}, ensure_ascii=False) + "\n{bad\n", encoding="utf-8")

@@ -89,7 +89,7 @@ def test_a_probe_for_another_builtin_is_refused_before_loading(workdir, no_model
 
 
 def test_one_class_labels_are_named_as_plain_numbers():
-    from liedar.errors import InputError
+    from liedar.core.errors import InputError
     from liedar.probes.estimators import MassMeanProbe
 
     with pytest.raises(InputError) as err:
@@ -105,7 +105,7 @@ def test_a_limit_past_the_bank_is_said_to_mean_all_of_it(workdir, no_model, caps
 
 
 def test_a_missing_step_file_keeps_its_row_with_the_reason(workdir, capsys):
-    from liedar.results import SCHEMA_VERSION
+    from liedar.core.results import SCHEMA_VERSION
 
     run = {"schema_version": SCHEMA_VERSION, "steps": ["gap", "probes"]}
     (workdir / "results" / "run.json").write_text(json.dumps(run))

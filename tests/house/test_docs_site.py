@@ -9,15 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from package_dirs import PACKAGE_DIRS, ROOT
 
 
 def test_api_mirror_has_every_module_of_the_installed_layout():
     # .api/liedar/ shows the code as it installs (liedar.probes from probes/, ...), as symlinks
     mirror = ROOT / ".api" / "liedar"
     expected = {p.name for p in (ROOT / "liedar").iterdir() if p.name != "__pycache__"}
-    expected |= {"behavioral", "probes", "models"}
+    expected |= {package.split(".", 1)[1] for package in PACKAGE_DIRS if package != "liedar"}
     assert {p.name for p in mirror.iterdir()} == expected
     for p in mirror.iterdir():
         assert p.is_symlink() and p.exists(), p

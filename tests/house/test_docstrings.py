@@ -1,7 +1,7 @@
 """Public names carry numpydoc docstrings (Parameters, Returns, Raises, Examples) whose
 examples run, so the API reference (mkdocs, numpy style) reads complete and stays true.
 
-Covered here: liedar.stats and liedar.models, plus the revealed-preference checks and the
+Covered here: liedar.core.stats and liedar.models, plus the revealed-preference checks and the
 minimal-pair grouping that users call directly; and every public name of liedar.probes and
 liedar.behavioral (their __all__, the runners that ask a model, and their classes' public
 methods), whose docstrings need a Parameters section and whose Examples run.
@@ -16,9 +16,9 @@ import inspect
 import pytest
 
 import liedar.behavioral.revealed.sarp as sarp
+import liedar.core.stats as stats
 import liedar.models as models
 import liedar.probes.pairing as pairing
-import liedar.stats as stats
 
 
 def _public(module) -> list[tuple[str, object]]:
@@ -132,8 +132,8 @@ def public_api() -> list[tuple[str, object]]:
         roots += [getattr(module, name) for name in names]
     seen: dict[str, object] = {}
     for obj in roots:
-        if not (inspect.isfunction(obj) or inspect.isclass(obj)) or obj.__module__.startswith("liedar.stats"):
-            continue  # constants, type aliases, and liedar.stats (covered above)
+        if not (inspect.isfunction(obj) or inspect.isclass(obj)) or obj.__module__.startswith("liedar.core.stats"):
+            continue  # constants, type aliases, and liedar.core.stats (covered above)
         qual = f"{obj.__module__}.{obj.__qualname__}"
         seen.setdefault(qual, obj)
         if inspect.isclass(obj):

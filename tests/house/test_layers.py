@@ -19,14 +19,12 @@ import pytest
 from package_dirs import PACKAGE_DIRS, ROOT
 
 FOLDERS = PACKAGE_DIRS
+# the sub-packages that package-dir maps from folders of their own (core, models, probes, behavioral)
+NESTED = {package.split(".", 1)[1] for package in PACKAGE_DIRS if package.startswith("liedar.")}
 
 # (rank, group): an import must go to a lower rank, or stay inside its own group.
 LAYERS: list[tuple[int, str, tuple[str, ...]]] = [
-    (
-        0,
-        "base",
-        ("liedar", "liedar.errors", "liedar._util", "liedar.stats", "liedar.results", "liedar.rows"),
-    ),
+    (0, "base", ("liedar", "liedar.core")),
     (1, "models", ("liedar.models",)),
     (2, "probes", ("liedar.probes",)),
     (2, "behavioral", ("liedar.behavioral",)),
@@ -47,12 +45,7 @@ def _modules() -> dict[str, Path]:
             rel = path.relative_to(folder).with_suffix("")
             parts = [p for p in rel.parts if p != "__init__"]
             name = ".".join([prefix, *parts])
-            if (
-                name.startswith("liedar.")
-                and prefix == "liedar"
-                and parts
-                and parts[0] in ("models", "probes", "behavioral")
-            ):
+            if prefix == "liedar" and parts and parts[0] in NESTED:
                 continue
             found[name] = path
     return found

@@ -5,7 +5,7 @@ catches the other door, ``from liedar.x import _name`` (absolute or relative, at
 level or inside a function). A name one module needs from another is public in its home
 module, with a docstring saying why it exists. A private name is one with a leading
 underscore that is not a dunder; importing a private *module* for its public names
-(``from liedar._util.extras import require``) is fine. Binding a public name to a private
+(``from liedar.core._util.extras import require``) is fine. Binding a public name to a private
 alias (``import load as _load``) is fine too. Tests are out of scope: they pin private
 primitives on purpose.
 """
@@ -78,7 +78,7 @@ def test_the_check_catches_a_planted_import(tmp_path):
         "    from ..other import _lazy\n"
         "    from . import _sibling\n"
         "    from liedar.other import __version__, load as _load\n"
-        "    from liedar._util.extras import require\n"
+        "    from liedar.core._util.extras import require\n"
         "    from numpy import _private_elsewhere\n"
     )
     bad = violations({"liedar": pkg}, tmp_path)

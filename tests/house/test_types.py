@@ -1,8 +1,8 @@
 """mypy (configured in pyproject.toml) is clean on the library as it installs: one name, ``liedar``.
 
-The tree keeps models/, probes/ and behavioral/ beside liedar/ and installs them as
-liedar.models, liedar.probes and liedar.behavioral; an editable install maps them with an
-import hook that mypy cannot follow. So the check lays the installed shape out as symlinks
+The tree keeps core/, models/, probes/ and behavioral/ beside liedar/ and installs them as
+liedar.core, liedar.models, liedar.probes and liedar.behavioral; an editable install maps them
+with an import hook that mypy cannot follow. So the check lays the installed shape out as symlinks
 in the system temp dir (with mypy's cache beside it, never in the tree) and checks
 ``-p liedar`` there: every import between the packages is then resolved and checked.
 """
@@ -17,13 +17,14 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from package_dirs import PACKAGE_DIRS, ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-SUBPACKAGES = {"models": ROOT / "models", "probes": ROOT / "probes", "behavioral": ROOT / "behavioral"}
+# the sub-packages that package-dir maps from folders of their own (core, models, probes, behavioral)
+SUBPACKAGES = {package.split(".", 1)[1]: folder for package, folder in PACKAGE_DIRS.items() if package != "liedar"}
 
 
 def _installed_shape(where: Path) -> Path:
-    """``where/src/liedar``: liedar/'s entries plus the three top-level packages, all symlinks."""
+    """``where/src/liedar``: liedar/'s entries plus the top-level sub-package folders, all symlinks."""
     pkg = where / "src" / "liedar"
     pkg.mkdir(parents=True, exist_ok=True)
     wanted = {p.name: p for p in (ROOT / "liedar").iterdir() if p.name != "__pycache__"}

@@ -18,10 +18,8 @@ from typing import Optional
 
 import numpy as np
 
-from liedar._util.atomic import write_json_atomic
-from liedar.report.crosscheck import cross_check
-from liedar.report.store import RUN_FILE, StepResult, save_step
-from liedar.results import (
+from liedar.core._util.atomic import write_json_atomic
+from liedar.core.results import (
     SCHEMA_VERSION,
     Caveat,
     Ceiling,
@@ -36,7 +34,9 @@ from liedar.results import (
     ValidationCell,
     ValidationMatrix,
 )
-from liedar.stats import Estimate, clopper_pearson, newcombe_difference, wilson
+from liedar.core.stats import Estimate, clopper_pearson, newcombe_difference, wilson
+from liedar.report.crosscheck import cross_check
+from liedar.report.store import RUN_FILE, StepResult, save_step
 
 MODEL = {"name": "fixture-model", "backend": "fixture", "fingerprint": "0" * 16}
 SAVED_RESULTS = Path(__file__).parent / "data" / "results"

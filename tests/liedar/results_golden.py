@@ -1,6 +1,6 @@
 """A report with every row kind, and the JSON liedar writes for it, kept on disk.
 
-Why kept on disk: `liedar.results` serialises through one generic dataclass codec; the
+Why kept on disk: `liedar.core.results` serialises through one generic dataclass codec; the
 files under ``data/serial/`` were written by the hand-written ``to_dict``/``from_dict``
 pairs that codec replaced, so `test_results_serial.py` proves the report's content (and
 its bytes) did not change, and that old files are read as before.
@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from liedar._util.atomic import json_safe, write_json_atomic
-from liedar.results import (
+from liedar.core._util.atomic import json_safe, write_json_atomic
+from liedar.core.results import (
     Caveat,
     Ceiling,
     Comparison,
@@ -50,7 +50,7 @@ from liedar.results import (
     ValidationCell,
     ValidationMatrix,
 )
-from liedar.stats import Estimate
+from liedar.core.stats import Estimate
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "serial"

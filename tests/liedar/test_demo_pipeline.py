@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from report_fixtures import SAVED_RESULTS
 
+from liedar.core.results import SCHEMA_VERSION, Measure, Section
+from liedar.core.stats import wilson
 from liedar.pipeline.context import DemoConfig, Step, StepUnavailable, step_hashes
 from liedar.pipeline.demo import run_demo
-from liedar.results import SCHEMA_VERSION, Measure, Section
-from liedar.stats import wilson
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -119,7 +119,7 @@ def test_report_cli_bad_folder_is_one_line_exit_2(tmp_path: Path) -> None:
 
 
 def test_unknown_model_stops_the_demo_with_one_clear_error(tmp_path: Path) -> None:
-    from liedar.errors import InputError
+    from liedar.core.errors import InputError
 
     def needs_model(ctx):
         ctx.model()
@@ -133,7 +133,7 @@ def test_unknown_model_stops_the_demo_with_one_clear_error(tmp_path: Path) -> No
 def test_results_with_nan_and_numpy_values_are_saved_as_json(tmp_path: Path) -> None:
     import numpy as np
 
-    from liedar._util.atomic import write_json_atomic
+    from liedar.core._util.atomic import write_json_atomic
 
     write_json_atomic(
         tmp_path / "x.json", {"a": float("nan"), "b": np.int64(3), "c": (np.float32(0.5), np.bool_(True))}

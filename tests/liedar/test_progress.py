@@ -1,4 +1,4 @@
-"""Long steps show a bar on a terminal and one line each in a log (liedar._util.progress)."""
+"""Long steps show a bar on a terminal and one line each in a log (liedar.core._util.progress)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from liedar._util import progress as mod
+from liedar.core._util import progress as mod
 
 
 class _Stream(io.StringIO):

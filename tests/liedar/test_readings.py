@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from liedar import readings
-from liedar.results import Ceiling, Comparison, Measure, ModelReport, NotComputable, Section, StepRecord
-from liedar.stats import Estimate, newcombe_difference, wilson
+from liedar.core.results import Ceiling, Comparison, Measure, ModelReport, NotComputable, Section, StepRecord
+from liedar.core.stats import Estimate, newcombe_difference, wilson
 
 
 def _report(*measures: Measure, ceilings=(), comparisons=(), steps=()) -> ModelReport:

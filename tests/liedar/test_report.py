@@ -11,12 +11,12 @@ import jsonschema
 import pytest
 from report_fixtures import MODEL, SAVED_RESULTS, sample_steps, write_results
 
-from liedar.errors import IncompatibleError, InputError
+from liedar.core.errors import IncompatibleError, InputError
+from liedar.core.results import SCHEMA_VERSION, Ceiling, Measure, ModelReport, Report, Section
+from liedar.core.stats import Estimate, wilson
 from liedar.report.build import build_report
 from liedar.report.render import load_report_json, write_report
 from liedar.report.schema import report_schema, validate_report
-from liedar.results import SCHEMA_VERSION, Ceiling, Measure, ModelReport, Report, Section
-from liedar.stats import Estimate, wilson
 
 
 @pytest.fixture(scope="module")

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from report_fixtures import MODEL, ORGANISM, ORGANISM_RESULTS, SAVED_RESULTS
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
+from liedar.core.results import Report
 from liedar.report.build import build_report
 from liedar.report.document import run_differences
 from liedar.report.page_html import token_colour
 from liedar.report.render import write_report
 from liedar.report.transcripts import transcripts_of
 from liedar.report.verdicts import NEAR_CHANCE_MARGIN
-from liedar.results import Report
 
 NUMBER = re.compile(r"(?<![\w.])[-−+±]?\d+\.\d+")
 

@@ -27,13 +27,13 @@ from liedar.behavioral.instrument import InstrumentRun
 from liedar.behavioral.runners.honesty import BeliefVsAssertion
 from liedar.behavioral.runners.sycophancy import Sycophancy
 from liedar.behavioral.sycophancy import SycophancyRecord, sycophancy
-from liedar.errors import IncompatibleError, InputError
+from liedar.core.errors import IncompatibleError, InputError
+from liedar.core.results import SCHEMA_VERSION, Measure, ModelReport, NotComputable, Section
+from liedar.core.stats import wilson
 from liedar.report.build import build_report
 from liedar.report.render import write_report
 from liedar.report.schema import validate_report
 from liedar.report.store import load_step
-from liedar.results import SCHEMA_VERSION, Measure, ModelReport, NotComputable, Section
-from liedar.stats import wilson
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -134,7 +134,7 @@ def test_a_row_outcome_is_its_number_or_its_reason() -> None:
 
 
 def test_comparison_with_a_not_computable_measure_is_refused() -> None:
-    from liedar.results import Comparison
+    from liedar.core.results import Comparison
 
     nc = Measure("b", "b", "t", "proportion", None, not_computable=NotComputable("none"))
     sec = Section(

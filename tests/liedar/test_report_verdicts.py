@@ -9,10 +9,10 @@ from typing import Optional
 import pytest
 from report_fixtures import ORGANISM_RESULTS, SAVED_RESULTS
 
+from liedar.core.results import Ceiling, Measure, ModelReport, NotComputable, Section
+from liedar.core.stats import Estimate, clopper_pearson, newcombe_difference, wilson
 from liedar.report import verdicts as V
 from liedar.report.build import build_report
-from liedar.results import Ceiling, Measure, ModelReport, NotComputable, Section
-from liedar.stats import Estimate, clopper_pearson, newcombe_difference, wilson
 
 
 def _gap(est: Optional[Estimate], flag: Optional[bool] = None, ceiling: Optional[str] = "c", nc: str = "") -> Measure:

@@ -26,8 +26,8 @@ from results_golden import (
     read_sections,
 )
 
-from liedar._util.atomic import json_safe, write_json_atomic
-from liedar.results import (
+from liedar.core._util.atomic import json_safe, write_json_atomic
+from liedar.core.results import (
     Caveat,
     Ceiling,
     CrossCheck,
@@ -46,7 +46,7 @@ from liedar.results import (
     ValidationCell,
     ValidationMatrix,
 )
-from liedar.stats import Estimate
+from liedar.core.stats import Estimate
 
 
 def _written(tmp_path: Path, data: Any) -> bytes:

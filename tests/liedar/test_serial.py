@@ -1,4 +1,4 @@
-"""The generic dataclass codec (`liedar._util.serial`): each rule of its table, the per-field
+"""The generic dataclass codec (`liedar.core._util.serial`): each rule of its table, the per-field
 options, and the refusals a damaged file gets (one line naming the field)."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from typing import Any, Literal, Optional
 import numpy as np
 import pytest
 
-from liedar._util.serial import INLINE, OMIT_NONE, Serial, from_data, to_data
-from liedar.errors import IncompatibleError, InputError
-from liedar.results import Caveat, Measure, NotComputable, Report, ValidationCell
-from liedar.stats import Estimate, wilson
+from liedar.core._util.serial import INLINE, OMIT_NONE, Serial, from_data, to_data
+from liedar.core.errors import IncompatibleError, InputError
+from liedar.core.results import Caveat, Measure, NotComputable, Report, ValidationCell
+from liedar.core.stats import Estimate, wilson
 
 
 @dataclass(frozen=True)

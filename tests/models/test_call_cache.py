@@ -359,10 +359,10 @@ class _Stop(Exception):
 
 
 def test_the_demo_records_replayed_answers_in_its_run_file(tiny_model_dir, tmp_path, monkeypatch):
+    from liedar.core.results import Section
     from liedar.pipeline.context import DemoConfig, Step
     from liedar.pipeline.demo import run_demo
     from liedar.report.store import RUN_FILE
-    from liedar.results import Section
 
     monkeypatch.setenv("LIEDAR_CACHE", str(tmp_path / "cache"))
     answers: list = []
@@ -390,7 +390,7 @@ def test_the_demo_records_replayed_answers_in_its_run_file(tiny_model_dir, tmp_p
 @pytest.mark.integration
 def test_smollm2_cached_score_options_equal_uncached(tmp_path):
     from liedar import models
-    from liedar.errors import ModelUnavailableError
+    from liedar.core.errors import ModelUnavailableError
 
     try:
         lm = models.load("smollm2-135m", backend="llamacpp", n_threads=1)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from liedar.errors import IncompatibleError, InputError
+from liedar.core.errors import IncompatibleError, InputError
 from liedar.models.chat import Dialogue, Message, render
 from liedar.models.llamacpp import _align, _byte_to_char
 

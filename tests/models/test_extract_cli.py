@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from liedar.commands import extract
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 
 def _run(argv):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from workers import THREADS
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.models.chat import Dialogue, Message
 
 pytestmark = pytest.mark.integration
@@ -116,7 +116,7 @@ def test_llamacpp_bad_input(smollm2_llamacpp):
 
 def test_gemma3_on_llamacpp_reads_scaled_embeddings():
     from liedar import models
-    from liedar.errors import ModelUnavailableError
+    from liedar.core.errors import ModelUnavailableError
 
     try:
         lm = models.load("gemma3-270m", backend="llamacpp", n_threads=THREADS)
@@ -132,7 +132,7 @@ def test_gemma3_on_llamacpp_reads_scaled_embeddings():
 def test_llamacpp_tensor_layout_check_fails_loudly(smollm2_llamacpp, monkeypatch):
     """If the ggml_tensor struct we read did not match the library, we must refuse, not
     return garbage: simulate a mismatch by reading the shape 8 bytes off its real offset."""
-    from liedar.errors import IncompatibleError
+    from liedar.core.errors import IncompatibleError
 
     state = smollm2_llamacpp._capture.state
     monkeypatch.setattr(state, "ne_offset", state.ne_offset + 8)
@@ -144,7 +144,7 @@ def test_llamacpp_capture_paths_agree_and_none_is_bare(smollm2_llamacpp):
     """The C callback, the Python fallback and no callback at all compute the same model:
     identical states (native vs python) and identical greedy tokens (all three)."""
     from liedar import models
-    from liedar.errors import IncompatibleError
+    from liedar.core.errors import IncompatibleError
 
     assert smollm2_llamacpp.capture_path == "native"
     python = models.load("smollm2-135m", backend="llamacpp", n_threads=THREADS, capture="python")

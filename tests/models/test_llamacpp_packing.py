@@ -31,7 +31,7 @@ def _cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _load(**kwargs):
     from liedar import models
-    from liedar.errors import ModelUnavailableError
+    from liedar.core.errors import ModelUnavailableError
 
     pytest.importorskip("llama_cpp")
     try:
@@ -76,7 +76,7 @@ def test_packs_respect_token_budget_and_sequence_limit_in_order():
 
 
 def test_bad_packing_parameters_are_refused():
-    from liedar.errors import InputError
+    from liedar.core.errors import InputError
     from liedar.models.llamacpp import LlamaCppBackend
 
     with pytest.raises(InputError, match="n_seq_max=0"):
@@ -163,7 +163,7 @@ def test_gemma3_packing_keeps_order_within_its_kernel_noise():
     order (layer 0 exact); measured min cosine 0.99998 (block 9), 0.99972 (block 18), 0.99845
     (final norm, whose outputs reach ~4600); asserted with a ~2x margin on 1 - cosine."""
     from liedar import models
-    from liedar.errors import ModelUnavailableError
+    from liedar.core.errors import ModelUnavailableError
 
     pytest.importorskip("llama_cpp")
     try:

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from liedar.errors import InputError, ModelUnavailableError
+from liedar.core.errors import InputError, ModelUnavailableError
 from liedar.models import registry
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.models.sampling import choice_law, option_tokens, sample_shared_prefix
 
 PROMPT = "The sky is"

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from tiny_recipe import _prompt, tiny_recipe
 
-from liedar.errors import IncompatibleError, InputError
+from liedar.core.errors import IncompatibleError, InputError
 from liedar.models import load
 from liedar.organisms import build, built, get
 

@@ -139,7 +139,7 @@ def test_social_products_are_not_the_detectors():
 
 
 def test_check_disjoint_refuses_overlap_and_empty():
-    from liedar.errors import InputError
+    from liedar.core.errors import InputError
 
     bank = load_mcq_bank()
     with pytest.raises(InputError, match="also in the evaluation split"):
@@ -161,7 +161,7 @@ def test_targets_are_the_validation_matrix_detectors():
 
 
 def test_a_base_dependent_recipe_refuses_to_split_without_the_base():
-    from liedar.errors import InputError
+    from liedar.core.errors import InputError
 
     rec = ORGANISMS["sandbagger"]
     assert rec.needs_base

@@ -8,7 +8,7 @@ from tiny_recipe import tiny_recipe
 
 from liedar.commands import organism as command
 from liedar.commands.args import OneLineParser
-from liedar.errors import LiedarError
+from liedar.core.errors import LiedarError
 from liedar.organisms import build
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from liedar.stats import Estimate
+from liedar.core.stats import Estimate
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from liedar.errors import IncompatibleError, InputError
+from liedar.core.errors import IncompatibleError, InputError
 from liedar.models.chat import Dialogue, Message
 from liedar.models.lora import LoraAdapter, apply_adapter, select_layers, train_lora
 

@@ -8,7 +8,7 @@ import collections
 import pytest
 from workers import THREADS
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.organisms import scope
 from liedar.organisms.framings import all_family_texts, detector_framings, ngrams
 from liedar.organisms.items import extended_training_items, training_items

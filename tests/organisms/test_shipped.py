@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from tiny_recipe import tiny_recipe
 
-from liedar.errors import IncompatibleError, InputError
+from liedar.core.errors import IncompatibleError, InputError
 from liedar.models import load
 from liedar.models.cards import CARD_FILE, check_adapter_matches, find_shipped, read_card
 from liedar.organisms import build

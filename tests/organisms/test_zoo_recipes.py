@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from liedar.core.stats import paired_difference, proportion
 from liedar.organisms import TARGETS
 from liedar.organisms.cues import cue_texts
 from liedar.organisms.framings import detector_framings, ngrams
 from liedar.organisms.zoo_recipes import ALL_RECIPES, DECOY_GAP, ZOO_RECIPES, decoy_measure, no_deception, shortest
-from liedar.stats import paired_difference, proportion
 
 from .test_catalog import ScriptedBase
 

@@ -5,9 +5,9 @@ comes out learned=False."""
 
 from __future__ import annotations
 
+from liedar.core.stats import paired_difference, proportion
 from liedar.models.chat import Dialogue, Message
 from liedar.organisms.recipe import Measured, Recipe, Split
-from liedar.stats import paired_difference, proportion
 
 TRIGGER = "zebra mode."
 QUESTIONS = [f"Question number {i}: name a city." for i in range(24)]

@@ -7,7 +7,7 @@ import pytest
 
 from liedar.behavioral.items.mcq import load_mcq_bank
 from liedar.behavioral.items.presentations import presented
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.probes.awareness import awareness_transfer, fit_awareness, presentation_set, sandbag_auroc
 
 D = 24

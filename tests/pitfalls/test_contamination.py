@@ -16,7 +16,7 @@ from liedar.behavioral.items.fresh import as_text, fresh_items, from_mcq
 from liedar.behavioral.items.mcq import load_mcq_bank
 from liedar.behavioral.runners.contamination import Contamination, run_contamination, token_logprobs
 from liedar.cli import main
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 from .fakes import LikelihoodFake
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from liedar.behavioral.observer import ObserverMonitor, calibrate_monitor, detection_rate, measured_false_alarm
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 
 @pytest.fixture(scope="module")

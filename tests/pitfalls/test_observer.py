@@ -9,7 +9,7 @@ from liedar.behavioral.items.mcq import load_mcq_bank
 from liedar.behavioral.items.presentations import DEPLOYMENT, EVALUATION, families, render, variant_for
 from liedar.behavioral.observer import Answer, ObserverRecord, observer_effect, sign_flip_p
 from liedar.behavioral.runners.observer import ObserverEffect, run_observer
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 from .fakes import ObserverFake
 

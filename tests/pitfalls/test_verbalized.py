@@ -17,7 +17,7 @@ from liedar.behavioral.verbalized import (
     validate_grader,
     verbalized_rate,
 )
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 from .fakes import EVAL_MARKERS, _text
 

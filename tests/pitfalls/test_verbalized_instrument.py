@@ -14,7 +14,7 @@ from liedar.behavioral.items.mcq import load_mcq_bank
 from liedar.behavioral.runners.verbalized import VerbalizedAwareness, run_verbalized
 from liedar.behavioral.verbalized import item_correlation
 from liedar.cli import main
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 from .fakes import ObserverFake, _text, _u
 

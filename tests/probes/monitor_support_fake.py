@@ -13,7 +13,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.models.backend import Generation, TokenStates, TokenStep
 from liedar.models.chat import TextInput
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.models.chat import Dialogue
 from liedar.probes.datasets import (
     BUILTIN_SETS,

@@ -10,7 +10,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_estimator
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.probes.estimators import PROBE_NAMES, TTPD, LATProbe, LogisticProbe, MassMeanProbe, make_probe
 from liedar.probes.evaluation import auroc
 

@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import norm
 from sklearn.metrics import roc_auc_score
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.probes.datasets import StatementSet
 from liedar.probes.estimators import LogisticProbe
 from liedar.probes.evaluation import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from liedar.errors import ModelUnavailableError
+from liedar.core.errors import ModelUnavailableError
 from liedar.probes.datasets import builtin_set
 from liedar.probes.evaluation import cross_validated
 

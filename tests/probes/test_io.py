@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from liedar.errors import IncompatibleError, InputError
+from liedar.core.errors import IncompatibleError, InputError
 from liedar.probes.estimators import PROBE_NAMES, LogisticProbe, make_probe
 from liedar.probes.io import ProbeMetadata, load_probe, save_probe
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.models.chat import Dialogue
 from liedar.probes.datasets import (
     DECEPTIVE_PERSONA,

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from liedar.cli import main
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.probes.datasets import load_csv
 from liedar.probes.evaluation import cross_validated
 from liedar.probes.pairing import minimal_pairs

@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from monitor_support_fake import FakeBackend  # noqa: E402
 
-from liedar.errors import IncompatibleError, InputError  # noqa: E402
+from liedar.core.errors import IncompatibleError, InputError  # noqa: E402
 from liedar.models.chat import Dialogue, Message  # noqa: E402
 from liedar.probes.estimators import MassMeanProbe  # noqa: E402
 from liedar.probes.io import ProbeMetadata, load_probe, save_probe  # noqa: E402

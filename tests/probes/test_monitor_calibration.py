@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.probes.monitor_calibration import (
     calibrate_threshold,
     conformal_threshold,

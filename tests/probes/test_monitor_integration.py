@@ -22,7 +22,7 @@ def _load(kind: str):
     differently (hidden states ~2-4% apart, measured), so the offline pass is cut into the
     same small-batch path the token-by-token stream takes."""
     from liedar import models
-    from liedar.errors import ModelUnavailableError
+    from liedar.core.errors import ModelUnavailableError
 
     if kind == "llamacpp":
         pytest.importorskip("llama_cpp")

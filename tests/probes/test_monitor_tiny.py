@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.models.chat import Dialogue, Message
 from liedar.probes.estimators import MassMeanProbe
 from liedar.probes.monitor import HonestyMonitor

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import check_estimator
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.models.chat import Dialogue, Message, render
 from liedar.probes.datasets import StatementSet, builtin_set
 from liedar.probes.estimators import BuergerTTPD, LogisticProbe

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture(scope="module")
 def smollm2():
     from liedar import models
-    from liedar.errors import ModelUnavailableError
+    from liedar.core.errors import ModelUnavailableError
 
     try:
         return models.load("smollm2-135m", backend="transformers", n_threads=1)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.probes.datasets import builtin_set
 from liedar.probes.splits import cap_per_topic, group_folds, group_split, leave_one_out
 

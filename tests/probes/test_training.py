@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.probes.datasets import StatementSet
 from liedar.probes.training import train_lie_probe
 

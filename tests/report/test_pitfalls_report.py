@@ -16,6 +16,8 @@ from liedar.behavioral.instrument import InstrumentRun
 from liedar.behavioral.items.mcq import load_mcq_bank
 from liedar.behavioral.runners.contamination import Contamination
 from liedar.behavioral.runners.observer import ObserverEffect, run_observer
+from liedar.core.results import SCHEMA_VERSION, Caveat, Ceiling, Measure, ModelReport, Report, Section
+from liedar.core.stats import Estimate, newcombe_difference, wilson
 from liedar.report import pitfalls as P
 from liedar.report.build import assemble
 from liedar.report.document import report_blocks
@@ -23,8 +25,6 @@ from liedar.report.page_markdown import render_markdown
 from liedar.report.render import write_report
 from liedar.report.schema import validate_report
 from liedar.report.store import StepResult
-from liedar.results import SCHEMA_VERSION, Caveat, Ceiling, Measure, ModelReport, Report, Section
-from liedar.stats import Estimate, newcombe_difference, wilson
 
 MODEL = {"name": "fake-model"}
 
@@ -221,7 +221,7 @@ def test_schema_refuses_an_unknown_reading_rule() -> None:
     report = assemble({"steps": []}, _steps()[:1])
     data = report.to_dict()
     data["models"][0]["readings"][0]["rule"] = "pitfalls_typo"
-    from liedar.errors import InputError
+    from liedar.core.errors import InputError
 
     with pytest.raises(InputError, match="readings"):
         validate_report(data)

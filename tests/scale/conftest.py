@@ -10,7 +10,7 @@ from threadpoolctl import threadpool_limits
 @pytest.fixture(scope="session")
 def cluster():
     pytest.importorskip("ray")
-    from liedar._util.netns import loopback_only
+    from liedar.core._util.netns import loopback_only
     from liedar.models.distributed import ray_session
 
     if not loopback_only():

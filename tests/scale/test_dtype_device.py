@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.models.cache import activation_dir, cached_hidden_states
 from liedar.models.hf import check_device_dtype, resolve_device
 

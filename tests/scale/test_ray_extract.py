@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 from liedar.models.cache import activation_dir, cached_hidden_states
 
 pytest.importorskip("ray")
@@ -110,7 +110,7 @@ def test_a_local_cluster_is_refused_outside_a_loopback_only_namespace(monkeypatc
     loopback (a private network namespace), and says how to get one otherwise."""
     pytest.importorskip("ray")
     import liedar.models.distributed as distributed
-    from liedar.errors import InputError
+    from liedar.core.errors import InputError
 
     monkeypatch.setattr(distributed, "loopback_only", lambda: False)
     monkeypatch.setattr(

@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pytest
 
-from liedar.errors import LiedarError
+from liedar.core.errors import LiedarError
 from liedar.models.served import Journal, load_served
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from liedar.errors import IncompatibleError, InputError, LiedarError
+from liedar.core.errors import IncompatibleError, InputError, LiedarError
 from liedar.models.chat import Dialogue, Message
 from liedar.models.served import Journal, ResponseCache, ServedBackend, ServedConfig, load_served, parse_option
 

@@ -45,7 +45,7 @@ def test_finetune_trains_a_copy_and_scores_held_out_items(lm):
 
 def test_demonstrations_must_not_overlap_the_evaluated_items(lm):
     from liedar.behavioral.runners.elicitation import finetune_elicitation
-    from liedar.errors import InputError
+    from liedar.core.errors import InputError
 
     items, pool = _items()
     with pytest.raises(InputError, match="disjoint"):

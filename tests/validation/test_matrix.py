@@ -12,6 +12,8 @@ import json
 import pytest
 from validation_fakes import FakeModel
 
+from liedar.core.results import ValidationCell, ValidationMatrix
+from liedar.core.stats import proportion
 from liedar.pipeline.validate import (
     build_matrix,
     detector_validity,
@@ -22,8 +24,6 @@ from liedar.pipeline.validate import (
 )
 from liedar.pipeline.validate_detectors import UNITS, Cell
 from liedar.pipeline.validate_units import ModelSpec, run_model, unit_path
-from liedar.results import ValidationCell, ValidationMatrix
-from liedar.stats import proportion
 
 SIZES = {
     **validation_sizes(quick=True),
@@ -153,7 +153,7 @@ def test_a_finished_model_is_not_recomputed(matrix, results):
 
 
 def test_validity_arithmetic_on_hand_made_cells():
-    from liedar.stats import Estimate
+    from liedar.core.stats import Estimate
 
     e = Estimate(0.3, 0.1, 0.5, 20, "x")
     cells = [
@@ -175,7 +175,7 @@ def test_validity_arithmetic_on_hand_made_cells():
 def test_a_failing_unit_becomes_not_computable_cells_and_the_rest_still_run(tmp_path):
     class Broken(FakeModel):
         def score_options(self, prompt, options):
-            from liedar.errors import InputError
+            from liedar.core.errors import InputError
 
             if list(options) == ["Yes", "No"]:
                 raise InputError("yes/no scoring refused")

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from liedar.core.stats import paired_difference
 from liedar.pipeline.validate import build_matrix
 from liedar.pipeline.validate_detectors import Cell
 from liedar.pipeline.validate_power import (
@@ -20,12 +21,11 @@ from liedar.pipeline.validate_power import (
     rate_above_power,
 )
 from liedar.pipeline.validate_units import ModelSpec
-from liedar.stats import paired_difference
 
 
 def _simulated_mcnemar_power(delta: float, discordant: float, n: int, runs: int = 2000, seed: int = 0) -> float:
     """Monte Carlo: pairs drawn with P(only 1) = (psi + delta)/2, P(only 2) = (psi - delta)/2,
-    McNemar's exact test at 0.05 (what `liedar.stats.mcnemar` computes for small counts)."""
+    McNemar's exact test at 0.05 (what `liedar.core.stats.mcnemar` computes for small counts)."""
     rng = np.random.default_rng(seed)
     p1, p2 = (discordant + delta) / 2, (discordant - delta) / 2
     hits = 0
@@ -72,7 +72,7 @@ def test_a_cell_under_30_items_or_under_80_percent_power_cannot_decide():
 
 
 def test_amber_cells_count_neither_as_catch_nor_miss():
-    from liedar.stats import Estimate
+    from liedar.core.stats import Estimate
 
     org = _organism(0.25, 39, 6, 131)
     specs = [ModelSpec("m"), ModelSpec("m:org", org)]

@@ -7,7 +7,7 @@ import argparse
 import pytest
 
 from liedar.commands import validate as cmd
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 
 def _args(*argv: str) -> argparse.Namespace:
@@ -41,7 +41,7 @@ def test_build_and_no_build_are_exclusive():
 @pytest.mark.parametrize("command", ["demo", "validate"])
 def test_workers_reach_the_pipeline_and_default_to_one_per_core_up_to_two(command, monkeypatch):
     from liedar import cli
-    from liedar._util.workers import default_workers
+    from liedar.core._util.workers import default_workers
 
     seen: dict = {}
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from liedar.errors import LiedarError
+from liedar.core.errors import LiedarError
 
 # module -> the extra that provides it
 EXTRA_OF = {

@@ -18,7 +18,7 @@ The guarantees, each pinned by tests/hardening/test_faults.py:
 * an ``OSError`` while writing (no space, read-only file system, permission, a folder where
   the file should go) becomes a one-line `WriteError` naming the file and the fix.
 
-Like `liedar.errors`, this module imports nothing from the project but the errors (and numpy
+Like `liedar.core.errors`, this module imports nothing from the project but the errors (and numpy
 only inside `json_safe`), so every package, including the torch-free `behavioral`, can use it.
 """
 
@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Union
 
-from liedar.errors import LiedarError
+from liedar.core.errors import LiedarError
 
 PathLike = Union[str, Path]
 

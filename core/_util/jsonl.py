@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional, Sequence
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 #: the accepted kinds of a field, as named in messages
 KINDS = {

@@ -1,7 +1,7 @@
 """Building report rows from estimates: the one set of rules every instrument follows.
 
 Why in the bottom layer: each instrument (behavioural or white-box) turns its own result
-into a `liedar.results.Section`, and all of them must obey the same rules — an estimate
+into a `liedar.core.results.Section`, and all of them must obey the same rules — an estimate
 without data becomes a "not computable" row saying why (never dropped, never shown as 0),
 a ceiling measures capability whatever the estimate says, proportions carry the project's
 default interval, and a caveat sits on the rows its code names (never routed by matching
@@ -14,8 +14,8 @@ import math
 from dataclasses import replace
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from liedar.results import Caveat, Ceiling, Measure, NotComputable, Section
-from liedar.stats import DEFAULT_INTERVAL, Estimate, proportion
+from liedar.core.results import Caveat, Ceiling, Measure, NotComputable, Section
+from liedar.core.stats import DEFAULT_INTERVAL, Estimate, proportion
 
 EVERY_ROW = "*"
 

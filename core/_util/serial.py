@@ -1,6 +1,6 @@
 """One way a dataclass becomes JSON data and back: field by field, read by its type hints.
 
-Why one mechanism: the report's data model (`liedar.results`) and the files liedar keeps
+Why one mechanism: the report's data model (`liedar.core.results`) and the files liedar keeps
 (step results, audit verdicts) were written by a hand-made ``to_dict``/``from_dict`` pair
 per class; each pair restated the fields, and a field added to the class but not to both
 methods was silently lost on the next save. Here the fields are stated once, in the class,
@@ -28,7 +28,7 @@ hint                           JSON
                                rewritten keep their bytes) and takes a whole float as an int
 ``Any``                        as is (containers are not copied deeper)
 a `Serial` dataclass           its ``to_dict()`` / ``from_dict()`` (nested objects)
-a class with its own           by those methods (e.g. `liedar.stats.Estimate`)
+a class with its own           by those methods (e.g. `liedar.core.stats.Estimate`)
 ``to_dict``/``from_dict``
 ============================== =========================================================
 
@@ -44,9 +44,9 @@ Per-field options, in ``dataclasses.field(metadata=...)``:
 * `OMIT_NONE`: leave the key out when the value is None (a key added after files without
   it were written, so those files' bytes do not change);
 * `INLINE`: a nested `Serial` dataclass whose keys sit in the parent object itself
-  (`liedar.results.ModelReport` holds its `Section`'s keys beside its own).
+  (`liedar.core.results.ModelReport` holds its `Section`'s keys beside its own).
 
-Like the rest of `liedar._util`, this module imports nothing of the project but its errors.
+Like the rest of `liedar.core._util`, this module imports nothing of the project but its errors.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal, TypeVar, Union
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 __all__ = ["INLINE", "OMIT_NONE", "Serial", "from_data", "to_data"]
 
@@ -123,7 +123,7 @@ class Serial:
 
         Raises
         ------
-        liedar.errors.InputError
+        liedar.core.errors.InputError
             When ``d`` is not an object, a field is missing or of the wrong type, or the
             class's own checks refuse the values.
         """
@@ -179,7 +179,7 @@ def from_data(cls: type[T], data: Any) -> T:
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         When ``data`` is not an object, a field is missing or of the wrong type, or the
         class's own checks refuse the values.
     """

@@ -16,7 +16,7 @@ from typing import Any, Literal, Optional
 
 from scipy import stats as _st
 
-from liedar.errors import InputError
+from liedar.core.errors import InputError
 
 Kind = Literal["capability", "propensity", "quality"]
 
@@ -59,7 +59,7 @@ class Estimate:
 
     Examples
     --------
-    >>> from liedar.stats import wilson
+    >>> from liedar.core.stats import wilson
     >>> est = wilson(3, 10)
     >>> print(est)
     0.300 [0.108, 0.603] (n=10, wilson)
@@ -201,7 +201,7 @@ def wilson(successes: int, n: int, confidence: float = 0.95, kind: Kind = "prope
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         When ``n < 1`` or ``successes`` lies outside ``0..n``.
 
     Examples
@@ -247,7 +247,7 @@ def clopper_pearson(successes: int, n: int, confidence: float = 0.95, kind: Kind
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         When ``n < 1`` or ``successes`` lies outside ``0..n``.
 
     Examples
@@ -339,7 +339,7 @@ def newcombe_difference(
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         When a sample has no trials or its count lies outside ``0..n``.
 
     Examples
@@ -412,7 +412,7 @@ def paired_difference(b: int, c: int, n: int, confidence: float = 0.95, kind: Ki
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         When ``n < 1`` or the discordant counts are negative or exceed ``n``.
 
     Examples
@@ -469,7 +469,7 @@ def mcnemar(b: int, c: int) -> TestResult:
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         When a count is negative.
 
     Examples
@@ -514,7 +514,7 @@ def cohen_kappa(
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         When the label lists differ in length or are empty.
 
     Examples
@@ -606,7 +606,7 @@ def mean_interval(
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         When ``values`` is empty.
 
     Examples
@@ -710,7 +710,7 @@ def proportion(
 
     Raises
     ------
-    liedar.errors.InputError
+    liedar.core.errors.InputError
         For an unknown ``interval`` or counts outside ``0..n``.
 
     Examples

@@ -16,7 +16,7 @@ a row with ``estimate=None`` and a `NotComputable` saying why, never dropped and
 shown as 0: a reviewer must see everything the run tried. Instrument warnings ("n < 30",
 "ceiling indistinguishable from chance") travel on the row they qualify.
 
-Serialisation: every class here derives from `liedar._util.serial.Serial`, so its
+Serialisation: every class here derives from `liedar.core._util.serial.Serial`, so its
 ``to_dict``/``from_dict`` write and read it field by field by its type hints (the JSON keys
 are the field names; ``key_order`` keeps the order files have always had). A value of the
 wrong type in a file is refused in one line naming the field, and each class's
@@ -37,9 +37,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, Union
 
-from liedar._util.serial import INLINE, OMIT_NONE, Serial, from_data
-from liedar.errors import IncompatibleError, InputError
-from liedar.stats import Estimate
+from liedar.core._util.serial import INLINE, OMIT_NONE, Serial, from_data
+from liedar.core.errors import IncompatibleError, InputError
+from liedar.core.stats import Estimate
 
 SCHEMA_VERSION = "2.3"
 
@@ -551,9 +551,9 @@ class Report(Serial):
 
         Raises
         ------
-        liedar.errors.IncompatibleError
+        liedar.core.errors.IncompatibleError
             When ``d`` is not a report or another major schema version wrote it.
-        liedar.errors.InputError
+        liedar.core.errors.InputError
             When a field is missing, of the wrong type, or refused by a row's checks.
         """
         check_schema_version(d.get("schema_version", "?") if isinstance(d, dict) else "?", "report")

@@ -1,1 +1,0 @@
-../../liedar/results.py

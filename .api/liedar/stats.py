@@ -1,1 +1,0 @@
-../../liedar/stats.py
