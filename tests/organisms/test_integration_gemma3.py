@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from workers import THREADS
 
-from liedar.stats import Estimate
+from liedar.core.stats import Estimate
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
 
@@ -22,7 +22,7 @@ ITEMS = 40
 @pytest.fixture(scope="module")
 def gemma3():
     from liedar import models
-    from liedar.errors import ModelUnavailableError
+    from liedar.core.errors import ModelUnavailableError
 
     try:
         return models.load("gemma3-270m", backend="transformers", n_threads=THREADS)
