@@ -5,6 +5,7 @@ writes its JSON only at the end; here every finished scenario is on disk (and it
 printed), so a run that has to stop still leaves whole scenarios to report.
 
     OMP_NUM_THREADS=1 .venv/bin/python scripts/menus_study_parts.py --mode exact --framings minimal --out runs/menus
+    .venv/bin/python scripts/menus_study_parts.py --mode exact --workers 2 --out runs/menus   # two one-thread processes
     .venv/bin/python scripts/menus_study_parts.py --tables runs/menus   # the whole study's tables from the parts
 """
 
@@ -22,6 +23,9 @@ def main() -> int:
     ap.add_argument("--model", default="smollm2-135m")
     ap.add_argument("--backend", default="transformers", choices=("transformers", "llamacpp"))
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument(
+        "--workers", type=int, default=1, help="one-thread worker processes, one configuration each (default 1)"
+    )
     ap.add_argument("--mode", default="exact", choices=("deterministic", "stochastic", "exact"))
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--temperature", type=float, default=0.7)
@@ -43,22 +47,36 @@ def main() -> int:
     from liedar import models
     from liedar.behavioral.items.menus import SCENARIOS
     from liedar.behavioral.menus_summary import study_tables
-    from liedar.behavioral.runners.menus import check_study_arguments, run_menu_study
+    from liedar.behavioral.runners.menus import StudySettings, check_study_arguments, run_menu_study
+    from liedar.behavioral.runners.menus_pool import run_menu_study_pooled
     from liedar.core._util.atomic import write_json_atomic
 
     scenarios = args.scenarios.split(",") if args.scenarios else list(SCENARIOS)
     framings = args.framings.split(",") if args.framings else None
     check_study_arguments(args.mode, args.samples, args.temperature, scenarios, None, framings)
     args.out.mkdir(parents=True, exist_ok=True)
-    backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
+    settings = StudySettings(mode=args.mode, samples=args.samples, temperature=args.temperature)
+    backend = None if args.workers > 1 else models.load(args.model, backend=args.backend, n_threads=args.threads)
     for scenario in scenarios:
         load0, t0 = os.getloadavg()[0], time.perf_counter()
-        res = run_menu_study(
-            backend, mode=args.mode, samples=args.samples, temperature=args.temperature, scenarios=[scenario],
-            framings=framings, progress=False,
-        )  # fmt: skip
+        if backend is None:
+            res = run_menu_study_pooled(
+                args.model, backend=args.backend, workers=args.workers, scenarios=[scenario], framings=framings,
+                settings=settings, progress=False,
+            )  # fmt: skip
+        else:
+            res = run_menu_study(
+                backend, mode=args.mode, samples=args.samples, temperature=args.temperature, scenarios=[scenario],
+                framings=framings, progress=False,
+            )  # fmt: skip
         secs = time.perf_counter() - t0
-        data = {"seconds": secs, "load_before": load0, "load_after": os.getloadavg()[0], "result": res.to_dict()}
+        data = {
+            "seconds": secs,
+            "workers": args.workers,
+            "load_before": load0,
+            "load_after": os.getloadavg()[0],
+            "result": res.to_dict(),
+        }
         write_json_atomic(args.out / f"{scenario}.json", data)
         print(f"{scenario}: {len(res.configs)} configurations in {secs:.0f} s (load {load0:.1f} -> "
               f"{data['load_after']:.1f})\n{study_tables(res)}\n", flush=True)  # fmt: skip

@@ -555,17 +555,52 @@ def run_menu_study(
     check_study_arguments(mode, samples, temperature, scenarios, tiers, framings)
     if order not in ORDERS:
         raise InputError(f"unknown option order {order!r}: use one of {', '.join(ORDERS)}")
+    jobs = study_jobs(scenarios, tiers, framings)
+    settings = StudySettings(mode, samples, temperature, alpha, rum_bootstrap, seed, order)
+    configs, ways = run_configs(backend, jobs, settings, progress=progress)
+    return study_result(str(getattr(backend, "name", "backend")), settings, configs, ways)
+
+
+@dataclass(frozen=True)
+class StudySettings:
+    """How every configuration of one study is asked and tested (`run_menu_study`'s options)."""
+
+    mode: str = "deterministic"
+    samples: int = 20
+    temperature: float = 0.7
+    alpha: float = 0.05
+    rum_bootstrap: int = 199
+    seed: int = 0
+    order: str = "shuffled"
+
+
+def study_jobs(
+    scenarios: Optional[Sequence[str]] = None,
+    tiers: Optional[Sequence[str]] = None,
+    framings: Optional[Sequence[str]] = None,
+) -> list[tuple[Vignette, str]]:
+    """The configurations (vignette, framing key) of a study, in the order it runs them."""
     chosen = [v for v in vignettes() if v.scenario in (scenarios or SCENARIOS) and v.tier in (tiers or TIERS)]
-    jobs = [(v, f) for v in chosen for f in (framings or FRAMINGS)]
+    return [(v, f) for v in chosen for f in (framings or FRAMINGS)]
+
+
+def run_configs(
+    backend: Backend, jobs: Sequence[tuple[Vignette, str]], settings: StudySettings, *, progress: bool = False
+) -> tuple[list[ConfigResult], dict[str, int]]:
+    """Each configuration's 15 menus asked and tested; the result does not depend on which
+    other configurations run beside it (letterings and seeds follow `design_index`), so a
+    study can be cut into pieces (`liedar.behavioral.runners.menus_pool`)."""
     from liedar.core._util.progress import progress as step_progress
 
+    mode, temperature, seed = settings.mode, settings.temperature, settings.seed
     configs = []
     ways: dict[str, int] = {}
     index = design_index()
     for vignette, key in step_progress(jobs, desc=f"menus ({mode})", disable=not progress):
         framing = FRAMINGS[key]
         i = index[(vignette.vignette_id, key)]
-        presented = presentation_orders(SCENARIOS[vignette.scenario].menus(), order, np.random.default_rng([seed, i]))
+        rng = np.random.default_rng([seed, i])
+        presented = presentation_orders(SCENARIOS[vignette.scenario].menus(), settings.order, rng)
         shown = [list(p) for p in presented]
         if mode == "deterministic":
             log, logprobs = _choose_deterministic(backend, vignette, framing, presented)
@@ -582,13 +617,27 @@ def run_menu_study(
             configs.append(c)
         else:
             log = _choose_stochastic(
-                backend, vignette, framing, presented, samples, temperature, seed + 1000 * i, ways=ways
+                backend, vignette, framing, presented, settings.samples, temperature, seed + 1000 * i, ways=ways
             )
             configs.append(
                 analyse_config(
-                    vignette, key, log, alpha=alpha, rum_bootstrap=rum_bootstrap, seed=seed + i, presented=shown
+                    vignette,
+                    key,
+                    log,
+                    alpha=settings.alpha,
+                    rum_bootstrap=settings.rum_bootstrap,
+                    seed=seed + i,
+                    presented=shown,
                 )
             )
+    return configs, ways
+
+
+def study_result(
+    model: str, settings: StudySettings, configs: list[ConfigResult], ways: dict[str, int]
+) -> MenuStudyResult:
+    """The study's result over its configurations, with the notes that say how it was asked."""
+    mode, order = settings.mode, settings.order
     why = (
         "a seeded random lettering per menu, so a letter preference cannot pass for a stable ranking"
         if order == "shuffled"
@@ -601,22 +650,22 @@ def run_menu_study(
             "choices RUM is equivalent to SARP) and no parse-fails (only the offered letters are scored)"
         )
     elif mode == "exact":
-        notes.extend(_exact_notes(configs, temperature))
+        notes.extend(_exact_notes(configs, settings.temperature))
         if (unread := letters_unread(configs)) is not None:
             notes.append(unread.text)
     else:
         notes.append(
             f"stochastic mode: SARP, WARP and Houtman-Maks use each menu's modal choice; RUM uses the "
-            f"{samples} samples per menu (bootstrap p-value, alpha={alpha})"
+            f"{settings.samples} samples per menu (bootstrap p-value, alpha={settings.alpha})"
         )
         notes.extend(f"{n} menus sampled as {SAMPLING_WAYS[w]}" for w, n in sorted(ways.items()))
     return MenuStudyResult(
-        model=str(getattr(backend, "name", "backend")),
+        model=model,
         mode=mode,
-        samples=samples if mode == "stochastic" else 1,
-        temperature=0.0 if mode == "deterministic" else temperature,
+        samples=settings.samples if mode == "stochastic" else 1,
+        temperature=0.0 if mode == "deterministic" else settings.temperature,
         configs=configs,
-        alpha=alpha,
+        alpha=settings.alpha,
         notes=notes,
         sampling=ways,
     )

@@ -1,0 +1,47 @@
+"""The menu study on two one-thread worker processes equals the study in one process,
+configuration for configuration (the tiny random-weight model, exact mode: the argmax
+choices and the exact law)."""
+
+from __future__ import annotations
+
+import pytest
+
+from liedar.behavioral.runners.menus import StudySettings, run_menu_study
+from liedar.behavioral.runners.menus_pool import run_menu_study_pooled
+from liedar.core.errors import InputError
+
+SUBSET = dict(scenarios=["procurement"], tiers=["clear"], framings=["minimal", "aggressive"])
+
+
+def _without_timings(data):
+    """A result's data without its wall-clock fields (Houtman-Maks times its search)."""
+    if isinstance(data, dict):
+        return {k: _without_timings(v) for k, v in data.items() if k != "seconds"}
+    if isinstance(data, list):
+        return [_without_timings(v) for v in data]
+    return data
+
+
+def test_two_workers_give_the_one_process_study(tiny_model_dir):
+    from liedar import models
+
+    settings = StudySettings(mode="exact", temperature=0.7, seed=3)
+    lm = models.load(str(tiny_model_dir), backend="transformers", n_threads=1, n_ctx=1024)
+    alone = run_menu_study(lm, mode="exact", temperature=0.7, seed=3, progress=False, **SUBSET)
+    pooled = run_menu_study_pooled(
+        str(tiny_model_dir), workers=2, settings=settings, load_kwargs={"n_ctx": 1024}, progress=False, **SUBSET
+    )
+    assert len(pooled.configs) == len(alone.configs) == 4  # 2 clear vignettes x 2 framings
+    assert [_without_timings(c.to_dict()) for c in pooled.configs] == [
+        _without_timings(c.to_dict()) for c in alone.configs
+    ]
+    assert pooled.notes == alone.notes
+
+
+def test_a_pooled_study_refuses_a_served_backend_and_bad_arguments_before_starting_workers():
+    with pytest.raises(InputError, match="local model"):
+        run_menu_study_pooled("gpt-4o-mini", backend="openai")
+    with pytest.raises(InputError, match="framing"):
+        run_menu_study_pooled("smollm2-135m", framings=["nope"])
+    with pytest.raises(InputError, match="workers"):
+        run_menu_study_pooled("smollm2-135m", workers=0)
