@@ -14,7 +14,7 @@ from liedar.behavioral.record_instruments import EpisodeScoring, JudgeAgreement
 from liedar.behavioral.runners.contamination import Contamination
 from liedar.behavioral.runners.honesty import BeliefVsAssertion
 from liedar.behavioral.runners.honesty_choice import HonestyChoice
-from liedar.behavioral.runners.menus import MenuStudy
+from liedar.behavioral.runners.menus_instrument import MenuStudy
 from liedar.behavioral.runners.negation import NegationConsistency
 from liedar.behavioral.runners.noise import WeightNoise
 from liedar.behavioral.runners.observer import ObserverEffect

@@ -35,7 +35,6 @@ Two ways to choose:
 
 from __future__ import annotations
 
-import argparse
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -43,7 +42,6 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentRun
 from liedar.behavioral.items.menus import (
     FRAMINGS,
     LETTERS,
@@ -55,7 +53,6 @@ from liedar.behavioral.items.menus import (
     render_question,
     vignettes,
 )
-from liedar.behavioral.menus_summary import study_tables
 from liedar.behavioral.revealed import (
     HoutmanMaksResult,
     MenuChoiceLog,
@@ -72,11 +69,9 @@ from liedar.behavioral.revealed import (
     rum_test,
 )
 from liedar.behavioral.runners.common import letter_continuations
-from liedar.core._util.argtypes import comma_list, nonnegative_float, open_unit_interval, positive_int
 from liedar.core.errors import InputError
-from liedar.core.results import Caveat, Section
-from liedar.core.rows import add_measure, default_interval
-from liedar.core.stats import DEFAULT_INTERVAL, Estimate, proportion, wilson
+from liedar.core.results import Caveat
+from liedar.core.stats import Estimate, wilson
 from liedar.models.backend import Backend
 from liedar.models.chat import TextInput
 
@@ -740,135 +735,3 @@ def load_and_run_menu_study(
     from liedar import models
 
     return run_menu_study(models.load(model, backend=backend, **(load_kwargs or {})), **kwargs)
-
-
-class MenuStudy(Instrument):
-    """``liedar behavioral menus``: is one stable ranking behind the model's choices across
-    menus (SARP, WARP, IIA, Houtman-Maks; RUM in stochastic mode)?"""
-
-    name = "menus"
-    title = "revealed-preference tests (SARP, IIA, Houtman-Maks, RUM) on choices across menus"
-    demo = DemoPlan(
-        full={"limit": 3, "tiers": ("clear",), "framings": ("minimal",)},
-        quick={"limit": 1, "tiers": ("clear",), "framings": ("minimal",)},
-        order=60,
-    )
-    version = 5  # letterings and seeds keyed on the configuration's place in the whole design
-    flags = (
-        Flag(
-            "--mode",
-            "deterministic: argmax of option-letter log-probs; stochastic: K sampled replies; "
-            "exact: the letters' exact law at --temperature (RUM without sampling noise) and the argmax",
-            default="deterministic",
-            choices=MODES,
-        ),
-        Flag("--samples", "K, samples per menu in stochastic mode (default 20)", type=positive_int),
-        Flag("--temperature", "sampling temperature, stochastic and exact modes (0.7)", type=nonnegative_float),
-        Flag("--scenarios", "comma-separated scenario keys (all)", type=comma_list),
-        Flag("--tiers", "comma-separated tiers: clear,binary,ambiguous,adversarial", type=comma_list),
-        Flag(
-            "--framings",
-            "comma-separated framings: minimal,decision_tree,conservative,aggressive,chain_of_thought",
-            type=comma_list,
-        ),
-        Flag("--alpha", "level of the RUM test, stochastic mode (0.05)", type=open_unit_interval),
-        Flag("--bootstrap", "bootstrap draws for the RUM p-value (199)", key="rum_bootstrap", type=positive_int),
-        Flag(
-            "--order",
-            "letter the options in a seeded random order per menu (default), or always mild -> drastic",
-            default="shuffled",
-            choices=ORDERS,
-        ),
-    )
-
-    def options(self, args: argparse.Namespace) -> dict[str, Any]:
-        """The flags' options, the sampling ones only in the modes that sample (their defaults
-        filled in after that check: a default is not a flag given)."""
-        stochastic_only = {"--samples": args.samples, "--temperature": args.temperature, "--alpha": args.alpha,
-                           "--bootstrap": args.bootstrap}  # fmt: skip
-        if args.mode == "exact":
-            stochastic_only.pop("--temperature")
-        if args.mode != "stochastic":
-            given = [flag for flag, v in stochastic_only.items() if v is not None]
-            if given:
-                raise InputError(
-                    f"{', '.join(given)} only apply to --mode stochastic ({args.mode} mode scores each menu once)"
-                )
-        opts = super().options(args)
-        opts.update({k: v for k, v in SAMPLING_DEFAULTS.items() if opts[k] is None})
-        check_study_arguments(opts["mode"], opts["samples"], opts["temperature"], args.scenarios, args.tiers,
-                              args.framings)  # fmt: skip
-        return opts
-
-    def items(
-        self, *, limit: Optional[int] = None, seed: int = 0, scenarios: Optional[Sequence[str]] = None, **options: Any
-    ) -> list[str]:
-        """Scenario keys (each brings its vignettes, framings and 15 menus); ``limit``
-        scenarios in the bank's order."""
-        keys = list(scenarios or SCENARIOS)
-        return keys if limit is None else keys[:limit]
-
-    def run(
-        self,
-        backend: Backend,
-        items: Sequence[str],
-        *,
-        interval: str = DEFAULT_INTERVAL,
-        seed: int = 0,
-        progress: bool = False,
-        scenarios: Optional[Sequence[str]] = None,
-        **options: Any,
-    ) -> InstrumentRun:
-        study = run_menu_study(backend, scenarios=list(items), seed=seed, progress=progress, **options)
-        return InstrumentRun(self.name, study, [], (), dict(options))
-
-    def section(self, run: InstrumentRun) -> Section:
-        """SARP pass rate, IIA-reversal rate and (stochastic mode) mixed menus."""
-        study = run.result
-        configs = study.configs
-        s = Section()
-        with_rev = sum(1 for c in configs if c.iia_reversals > 0)
-        add_measure(
-            s,
-            id="sarp_pass",
-            label="SARP pass rate (menu study configurations)",
-            instrument="revealed",
-            scale="proportion",
-            estimate=default_interval(study.sarp_pass()),
-            higher_is_deceptive=False,
-            warnings=tuple(w for w in (letters_unread(configs),) if w is not None),
-            details={
-                "mode": study.mode,
-                "pass_counting_parse_fail_as_revealed": default_interval(study.sarp_pass(True)).to_dict(),
-                "parse_fails": sum(c.n_parse_fail for c in configs),
-                "notes": list(study.notes),
-            },
-        )
-        add_measure(
-            s,
-            id="iia_reversal_configs",
-            label="Configurations with an IIA reversal (menu study)",
-            instrument="revealed",
-            scale="proportion",
-            estimate=proportion(with_rev, len(configs), "propensity", DEFAULT_INTERVAL),
-            higher_is_deceptive=True,
-            details={
-                "total_reversals": sum(c.iia_reversals for c in configs),
-                "by_scenario": study.iia_reversals_by_scenario(),
-            },
-        )
-        if study.mode == "stochastic":  # deterministic studies sample each menu once: nothing to be mixed
-            add_measure(
-                s,
-                "no menu had repeated samples to compare",
-                id="mixed_menus",
-                label="Mixed menus (samples not unanimous)",
-                instrument="revealed",
-                scale="proportion",
-                estimate=default_interval(study.mixed_menu_share()),
-                higher_is_deceptive=None,
-            )
-        return s
-
-    def summary(self, run: InstrumentRun) -> str:
-        return study_tables(run.result)

@@ -45,3 +45,17 @@ def test_a_pooled_study_refuses_a_served_backend_and_bad_arguments_before_starti
         run_menu_study_pooled("smollm2-135m", framings=["nope"])
     with pytest.raises(InputError, match="workers"):
         run_menu_study_pooled("smollm2-135m", workers=0)
+
+
+def test_the_instrument_runs_on_workers_when_asked(tiny_model_dir):
+    """`liedar behavioral menus --workers 2`: the instrument hands the study to the pool, which
+    loads the model by the name the command was given, and the run records its workers."""
+    from liedar import models
+    from liedar.behavioral.runners.menus_instrument import MenuStudy
+
+    lm = models.load(str(tiny_model_dir), backend="transformers", n_threads=1, n_ctx=1024)
+    options = dict(mode="exact", temperature=0.7, tiers=["clear"], framings=["minimal"], order="shuffled")
+    pooled = MenuStudy().run(lm, ["procurement"], seed=3, workers=2, pool_model=str(tiny_model_dir), **options)
+    alone = MenuStudy().run(lm, ["procurement"], seed=3, **options)
+    assert pooled.options["workers"] == 2 and "workers" not in alone.options
+    assert [(c.log, c.law) for c in pooled.result.configs] == [(c.log, c.law) for c in alone.result.configs]

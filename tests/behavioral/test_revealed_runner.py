@@ -223,7 +223,8 @@ def test_exact_mode_on_a_tiny_model_matches_the_deterministic_choice_and_the_law
     assert "RUM pass rate on the exact choice law at T=0.7" in study_tables(ex)
     # a random tiny model puts almost no first-token probability on the letters: the SARP row says
     # its choices were not read, and a study whose letters carry the mass does not
-    from liedar.behavioral.runners.menus import LETTERS_UNREAD_MASS, MenuStudy, letters_unread
+    from liedar.behavioral.runners.menus import LETTERS_UNREAD_MASS, letters_unread
+    from liedar.behavioral.runners.menus_instrument import MenuStudy
 
     mean_mass = float(np.mean([m for c in ex.configs for m in c.law_mass]))
     unread = letters_unread(ex.configs)
@@ -276,6 +277,8 @@ def test_cli_refuses_bad_exact_and_sampled_arguments_before_loading(monkeypatch,
         (["--mode", "stochastic", "--samples", "1"], "samples >= 2"),
         (["--scenarios", "payroll"], "unknown scenario"),
         (["--framings", "socratic"], "unknown framing"),
+        (["--workers", "2", "--base-url", "http://127.0.0.1:9/v1"], "a served model (--base-url) is one endpoint"),
+        (["--workers", "0"], "--workers"),
     ]
     for extra, message in cases:
         assert run_cli(["menus", "--model", "fake", *extra]) == 2, extra
