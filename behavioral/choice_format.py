@@ -15,23 +15,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, Sequence
+from typing import ClassVar, Sequence
 
+from liedar.core._util.serial import Serial
 from liedar.core.results import Caveat
 from liedar.core.stats import Estimate, TestResult, excludes, mcnemar, no_estimate, paired_difference, proportion
 
 ALPHA = 0.05
 
 
-class ChoiceRecord:
+class ChoiceRecord(Serial):
     """Base of a choice-format record (a frozen dataclass): its fields by name, as a run saves them."""
 
-    def to_dict(self) -> dict[str, Any]:
-        """The record's fields by name."""
-        return dict(self.__dict__)
 
-
-class ChoiceResult:
+class ChoiceResult(Serial):
     """Base of a choice-format result (a frozen dataclass): the fields every one carries, and its dict.
 
     ``to_dict`` names the instrument first, then every field in order (estimates and caveats
@@ -48,13 +45,7 @@ class ChoiceResult:
     warnings: tuple[Caveat, ...]
     protocol: str
 
-    def to_dict(self) -> dict[str, Any]:
-        """The instrument's name, then every field (estimates and caveats as dicts, tuples as lists)."""
-        out: dict[str, Any] = {"instrument": self.instrument}
-        for k, v in self.__dict__.items():
-            out[k] = v.to_dict() if hasattr(v, "to_dict") else (list(v) if isinstance(v, tuple) else v)
-        out["warnings"] = [w.to_dict() for w in self.warnings]
-        return out
+    key_order = ("instrument", ...)
 
 
 def ceiling(correct: int, n: int, chance: float, interval: str, what: str) -> tuple[Estimate, bool, list[Caveat]]:

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 from liedar.core.results import Caveat
 from liedar.core.stats import DEFAULT_INTERVAL, Estimate, proportion
@@ -47,7 +48,7 @@ def min_k(logprobs: Sequence[float], k: float = DEFAULT_K) -> float:
 
 
 @dataclass(frozen=True)
-class ItemScore:
+class ItemScore(Serial):
     """One item's scores (positive: the original wording is more likely than its rewrites)."""
 
     item_id: str
@@ -57,9 +58,6 @@ class ItemScore:
     raw_min_k: float  # min-k% of the original alone (not calibrated across formats; shown, not used)
     flagged: bool = False
     percentile: float = float("nan")  # share of calibration fresh items scoring at least as high (wording)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def score_item(
@@ -79,7 +77,7 @@ def score_item(
 
 
 @dataclass(frozen=True)
-class ContaminationResult:
+class ContaminationResult(Serial):
     flag_rate: Estimate  # benchmark items flagged
     false_flag_rate: Estimate  # held-out fresh items flagged (measured)
     fisher_p: float  # one-sided: benchmark flagged more often than held-out fresh items
@@ -95,24 +93,21 @@ class ContaminationResult:
     warnings: tuple[Caveat, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "instrument": "contamination",
-            "benchmark": self.benchmark,
-            "flag_rate": self.flag_rate.to_dict(),
-            "false_flag_rate": self.false_flag_rate.to_dict(),
-            "fisher_p": self.fisher_p,
-            "contaminated": self.contaminated,
-            "thresholds": self.thresholds,
-            "nominal_false_flag": self.nominal_false_flag,
-            "n_calibration": self.n_calibration,
-            "k": self.k,
-            "reading": self.reading,
-            "items": [s.to_dict() for s in self.items],
-            "fresh": [s.to_dict() for s in self.fresh],
-            "warnings": [w.to_dict() for w in self.warnings],
-            "extra": self.extra,
-        }
+    instrument: ClassVar[str] = "contamination"
+    key_order = (
+        "instrument",
+        "benchmark",
+        "flag_rate",
+        "false_flag_rate",
+        "fisher_p",
+        "contaminated",
+        "thresholds",
+        "nominal_false_flag",
+        "n_calibration",
+        "k",
+        "reading",
+        ...,
+    )
 
 
 def _flag(s: ItemScore, th: Mapping[str, float], calib_wording: np.ndarray) -> ItemScore:

@@ -30,6 +30,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 from liedar.core.stats import DEFAULT_INTERVAL, Estimate, proportion
 
@@ -80,21 +81,13 @@ def split_selection_evaluation(
 
 
 @dataclass(frozen=True)
-class ProtocolScore:
+class ProtocolScore(Serial):
     """One protocol's accuracy on the selection split (None if not needed) and the evaluation split."""
 
     name: str
     description: str
     selection: Optional[Estimate]
     evaluation: Estimate
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "selection": self.selection.to_dict() if self.selection is not None else None,
-            "evaluation": self.evaluation.to_dict(),
-        }
 
 
 @dataclass(frozen=True)
@@ -157,6 +150,7 @@ class ElicitedCeiling:
             "(the best of these is biased upwards; the ceiling is the pre-chosen protocol's)"
         )
 
+    # stays hand-written: writes the derived description and protocol_text, scores as "protocols", not `correct`
     def to_dict(self) -> dict[str, Any]:
         """The ceiling as a JSON-ready dictionary, with `protocol_text`.
 

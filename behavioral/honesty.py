@@ -17,9 +17,10 @@ beliefs are wrong). Belief accuracy (belief == reference) is the capability behi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Collection, Optional, Sequence
+from typing import ClassVar, Collection, Optional, Sequence
 
 from liedar.behavioral.records import require_items, require_label, require_unique
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 from liedar.core.results import Caveat
 from liedar.core.stats import DEFAULT_INTERVAL, Estimate, proportion
@@ -29,11 +30,13 @@ YES_NO = ("yes", "no")
 
 
 @dataclass(frozen=True)
-class HonestyRecord:
+class HonestyRecord(Serial):
     item_id: str
     reference: str  # the correct answer
     beliefs: tuple[str, ...]  # answers to the neutral belief prompts (answers or EVADE)
     assertion: str  # answer under pressure (an answer or EVADE)
+
+    key_order = (..., "belief")
 
     @property
     def belief(self) -> Optional[str]:
@@ -41,18 +44,9 @@ class HonestyRecord:
         first = self.beliefs[0]
         return first if first != EVADE and all(b == first for b in self.beliefs) else None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "item_id": self.item_id,
-            "reference": self.reference,
-            "beliefs": list(self.beliefs),
-            "assertion": self.assertion,
-            "belief": self.belief,
-        }
-
 
 @dataclass(frozen=True)
-class HonestyResult:
+class HonestyResult(Serial):
     belief_rate: Estimate  # items with a consistent belief / items
     belief_accuracy: Estimate  # capability: belief == reference / items with a belief
     honesty: Estimate  # assertion == belief / items with a belief
@@ -65,12 +59,8 @@ class HonestyResult:
     warnings: tuple[Caveat, ...] = ()
     protocol: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"instrument": "belief-vs-assertion"}
-        for k, v in self.__dict__.items():
-            out[k] = v.to_dict() if hasattr(v, "to_dict") else (list(v) if isinstance(v, tuple) else v)
-        out["warnings"] = [w.to_dict() for w in self.warnings]
-        return out
+    instrument: ClassVar[str] = "belief-vs-assertion"
+    key_order = ("instrument", ...)
 
 
 def _nan(note: str) -> Estimate:

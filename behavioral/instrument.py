@@ -98,6 +98,7 @@ class InstrumentRun:
     caveats: tuple[Caveat, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
 
+    # stays hand-written: records and options are of any type, written through json_safe
     def to_dict(self) -> dict[str, Any]:
         """The run as a JSON-ready dictionary (what ``--output`` writes).
 

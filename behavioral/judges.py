@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Collection, Mapping, Optional
+from typing import ClassVar, Collection, Mapping, Optional
 
 from liedar.behavioral.records import require_items, require_label, require_same_ids
 from liedar.core._util.jsonl import check_field, iter_csv, read_records
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 from liedar.core.stats import DEFAULT_INTERVAL, Estimate, cohen_kappa, proportion
 
@@ -22,7 +23,7 @@ KAPPA_TRUST = 0.6
 
 
 @dataclass(frozen=True)
-class JudgeResult:
+class JudgeResult(Serial):
     kappa: Estimate  # kind "quality"
     agreement: Estimate  # raw agreement, kind "quality"
     n_items: int
@@ -30,17 +31,9 @@ class JudgeResult:
     reading: str
     warnings: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "instrument": "judge-validation",
-            "kappa": self.kappa.to_dict(),
-            "agreement": self.agreement.to_dict(),
-            "n_items": self.n_items,
-            "trusted": self.trusted,
-            "reading": self.reading,
-            "warnings": list(self.warnings),
-            "threshold": KAPPA_TRUST,
-        }
+    instrument: ClassVar[str] = "judge-validation"
+    threshold: ClassVar[float] = KAPPA_TRUST  # the kappa a judge must reach to be trusted
+    key_order = ("instrument", ..., "threshold")
 
 
 LABEL_SHAPE = '{"id": "item-1", "label": "deceptive"}'

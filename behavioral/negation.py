@@ -11,20 +11,23 @@ item groups are compared with a test rather than pooled.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import ClassVar, Sequence
 
 from liedar.behavioral.records import require_items, require_label, require_unique
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 from liedar.core.results import Caveat
 from liedar.core.stats import DEFAULT_INTERVAL, Estimate, TestResult, mean_interval, newcombe_difference, proportion
 
 
 @dataclass(frozen=True)
-class NegationRecord:
+class NegationRecord(Serial):
     pair_id: str
     group: str  # e.g. "neutral" or "costly"
     p_yes: float  # P(yes | Q)
     p_yes_negated: float  # P(yes | not Q)
+
+    key_order = (..., "deviation", "contradicts")
 
     @property
     def deviation(self) -> float:
@@ -34,23 +37,17 @@ class NegationRecord:
     def contradicts(self) -> bool:
         return (self.p_yes > 0.5) == (self.p_yes_negated > 0.5)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "deviation": self.deviation, "contradicts": self.contradicts}
-
 
 @dataclass(frozen=True)
-class GroupConsistency:
+class GroupConsistency(Serial):
     group: str
     inconsistency: Estimate  # contradicting pairs / pairs
     abs_deviation: Estimate  # mean |d|, t-interval
     yes_bias: Estimate  # mean d, t-interval
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: (v.to_dict() if hasattr(v, "to_dict") else v) for k, v in self.__dict__.items()}
-
 
 @dataclass(frozen=True)
-class NegationResult:
+class NegationResult(Serial):
     overall: GroupConsistency
     groups: tuple[GroupConsistency, ...]
     selective: Estimate  # inconsistency(costly) - inconsistency(neutral)
@@ -62,20 +59,8 @@ class NegationResult:
     warnings: tuple[Caveat, ...] = ()
     protocol: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "instrument": "negation-consistency",
-            "overall": self.overall.to_dict(),
-            "groups": [g.to_dict() for g in self.groups],
-            "selective": self.selective.to_dict(),
-            "test": self.test.to_dict(),
-            "deviation_test": self.deviation_test.to_dict(),
-            "baseline_group": self.baseline_group,
-            "costly_group": self.costly_group,
-            "reading": self.reading,
-            "warnings": [w.to_dict() for w in self.warnings],
-            "protocol": self.protocol,
-        }
+    instrument: ClassVar[str] = "negation-consistency"
+    key_order = ("instrument", ...)
 
 
 def _group(name: str, recs: Sequence[NegationRecord], interval: str) -> GroupConsistency:

@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import ClassVar, Optional, Sequence
 
 from liedar.behavioral.records import require_items
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 from liedar.core.results import Caveat
 from liedar.core.stats import DEFAULT_INTERVAL, Estimate, mean_interval, proportion
 
 
 @dataclass(frozen=True)
-class NoiseTrial:
+class NoiseTrial(Serial):
     """Accuracy of one noised copy of the model: ``correct`` of ``n`` items at ``sigma``."""
 
     sigma: float
@@ -32,22 +33,16 @@ class NoiseTrial:
     correct: int
     n: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"sigma": self.sigma, "seed": self.seed, "correct": self.correct, "n": self.n}
-
 
 @dataclass(frozen=True)
-class NoiseLevel:
+class NoiseLevel(Serial):
     sigma: float
     accuracy: Estimate  # mean over seeds, t-interval over seeds
     per_seed: tuple[float, ...]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"sigma": self.sigma, "accuracy": self.accuracy.to_dict(), "per_seed": list(self.per_seed)}
-
 
 @dataclass(frozen=True)
-class NoiseCurve:
+class NoiseCurve(Serial):
     """One condition's curve (e.g. "honest" or "prompted sandbagger") and its phi."""
 
     condition: str
@@ -60,20 +55,6 @@ class NoiseCurve:
     chance: float
     reading: str
     warnings: tuple[Caveat, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "condition": self.condition,
-            "baseline": self.baseline.to_dict(),
-            "levels": [lv.to_dict() for lv in self.levels],
-            "phi": self.phi.to_dict(),
-            "best_sigma": self.best_sigma,
-            "monotone": self.monotone,
-            "tolerance": self.tolerance,
-            "chance": self.chance,
-            "reading": self.reading,
-            "warnings": [w.to_dict() for w in self.warnings],
-        }
 
 
 def noise_curve(
@@ -252,17 +233,12 @@ def _reading(
 
 
 @dataclass(frozen=True)
-class NoiseComparison:
+class NoiseComparison(Serial):
     """Honest vs prompted-sandbagger curves on the same model and items."""
 
     honest: NoiseCurve
     sandbagger: Optional[NoiseCurve]
     protocol: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "instrument": "weight-noise",
-            "protocol": self.protocol,
-            "honest": self.honest.to_dict(),
-            "sandbagger": self.sandbagger.to_dict() if self.sandbagger else None,
-        }
+    instrument: ClassVar[str] = "weight-noise"
+    key_order = ("instrument", "protocol", ...)

@@ -38,10 +38,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, ClassVar, Mapping, Optional, Sequence
 
 import numpy as np
 
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 from liedar.core.results import Caveat
 from liedar.core.stats import DEFAULT_INTERVAL, Estimate, mean_interval, proportion
@@ -62,12 +63,9 @@ class Answer:
 
 
 @dataclass(frozen=True)
-class ObserverRecord:
+class ObserverRecord(Serial):
     item_id: str
     answers: tuple[Answer, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"item_id": self.item_id, "answers": [a.__dict__ for a in self.answers]}
 
 
 def sign_flip_p(d: Sequence[float], *, seed: int = 0, draws: int = MC_FLIPS) -> float:
@@ -97,19 +95,16 @@ def _mean_est(values: Sequence[float], kind: str = "propensity", bounds=(-1.0, 1
 
 
 @dataclass(frozen=True)
-class Contrast:
+class Contrast(Serial):
     """One paired contrast over items: estimate, sign-flip p, and what it compares."""
 
     name: str
     estimate: Estimate
     p_value: float
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "estimate": self.estimate.to_dict(), "p_value": self.p_value}
-
 
 @dataclass(frozen=True)
-class ObserverResult:
+class ObserverResult(Serial):
     effect: Contrast  # deployment accuracy - evaluation accuracy, per-item paired
     eval_accuracy: Estimate
     deploy_accuracy: Estimate  # the accuracy the effect is read against
@@ -128,27 +123,8 @@ class ObserverResult:
     warnings: tuple[Caveat, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "instrument": "observer-effect",
-            "effect": self.effect.to_dict(),
-            "eval_accuracy": self.eval_accuracy.to_dict(),
-            "deploy_accuracy": self.deploy_accuracy.to_dict(),
-            "per_family": [c.to_dict() for c in self.per_family],
-            "leave_one_out": [c.to_dict() for c in self.leave_one_out],
-            "placebo": [c.to_dict() for c in self.placebo],
-            "answer_shift": self.answer_shift.to_dict(),
-            "chance": self.chance,
-            "n_items": self.n_items,
-            "flag": self.flag,
-            "direction": self.direction,
-            "robust": self.robust,
-            "protocol": self.protocol,
-            "reading": self.reading,
-            "refusal": self.refusal,
-            "warnings": [w.to_dict() for w in self.warnings],
-            "extra": self.extra,
-        }
+    instrument: ClassVar[str] = "observer-effect"
+    key_order = ("instrument", ...)
 
 
 def _table(records: Sequence[ObserverRecord]) -> tuple[list[str], list[str], dict[str, dict[str, Answer]]]:
@@ -357,7 +333,7 @@ def observer_effect(
 
 
 @dataclass(frozen=True)
-class Alarm:
+class Alarm(Serial):
     """Where the monitor alarmed and why: the statistic crossed the threshold at ``index``;
     the window since the last reset holds ``successes`` of ``n`` against the baseline rate."""
 
@@ -367,9 +343,6 @@ class Alarm:
     successes: int
     n: int
     baseline: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def _cusum_path(x: np.ndarray, p0: np.ndarray, p1: np.ndarray) -> np.ndarray:

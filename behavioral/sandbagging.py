@@ -12,15 +12,16 @@ about honesty.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 from liedar.behavioral.records import require_items, require_same_ids
+from liedar.core._util.serial import Serial
 from liedar.core.results import Caveat
 from liedar.core.stats import DEFAULT_INTERVAL, Estimate, TestResult, excludes, mcnemar, paired_difference, proportion
 
 
 @dataclass(frozen=True)
-class SandbaggingResult:
+class SandbaggingResult(Serial):
     """The ceiling, the framed accuracy, their paired gap and the test, with a reading."""
 
     elicited: Estimate  # capability ceiling under `protocol`
@@ -37,23 +38,8 @@ class SandbaggingResult:
     warnings: tuple[Caveat, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "instrument": "sandbagging-gap",
-            "elicited": self.elicited.to_dict(),
-            "framed": self.framed.to_dict(),
-            "gap": self.gap.to_dict(),
-            "test": self.test.to_dict(),
-            "protocol": self.protocol,
-            "framing": self.framing,
-            "chance": self.chance,
-            "n_items": self.n_items,
-            "only_elicited_correct": self.only_elicited_correct,
-            "only_framed_correct": self.only_framed_correct,
-            "reading": self.reading,
-            "warnings": [w.to_dict() for w in self.warnings],
-            "extra": self.extra,
-        }
+    instrument: ClassVar[str] = "sandbagging-gap"
+    key_order = ("instrument", ...)
 
 
 def sandbagging_gap(

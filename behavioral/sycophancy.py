@@ -12,9 +12,10 @@ control that the capitulation rate is compared against.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Collection, Sequence
+from typing import Any, ClassVar, Collection, Sequence
 
 from liedar.behavioral.records import require_items, require_label, require_unique
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 from liedar.core.results import Caveat
 from liedar.core.stats import DEFAULT_INTERVAL, Estimate, TestResult, newcombe_difference, proportion
@@ -23,7 +24,7 @@ YES_NO = ("yes", "no")
 
 
 @dataclass(frozen=True)
-class SycophancyRecord:
+class SycophancyRecord(Serial):
     """One item under one suggestion: the neutral answer and the answer under pressure."""
 
     item_id: str  # unique per (item, suggestion)
@@ -32,12 +33,9 @@ class SycophancyRecord:
     suggested: str  # the answer the user pushes
     pressured: str  # the model's answer under pressure
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
 
 @dataclass(frozen=True)
-class SycophancyResult:
+class SycophancyResult(Serial):
     neutral_accuracy: Estimate  # capability: correct without pressure
     capitulation: Estimate  # user wrong: correct -> incorrect, over correct-neutral items
     instability: Estimate  # user right: correct -> incorrect, over correct-neutral items (control)
@@ -52,12 +50,8 @@ class SycophancyResult:
     protocol: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"instrument": "sycophancy"}
-        for k, v in self.__dict__.items():
-            out[k] = v.to_dict() if hasattr(v, "to_dict") else (list(v) if isinstance(v, tuple) else v)
-        out["warnings"] = [w.to_dict() for w in self.warnings]
-        return out
+    instrument: ClassVar[str] = "sycophancy"
+    key_order = ("instrument", ...)
 
 
 def _check_records(records: Sequence[SycophancyRecord], labels: Collection[str]) -> None:

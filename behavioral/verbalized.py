@@ -25,6 +25,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from liedar.behavioral.judges import JudgeResult, validate_judge
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 from liedar.core.results import Caveat
 from liedar.core.stats import DEFAULT_INTERVAL, Estimate, mean_interval, proportion
@@ -117,21 +118,12 @@ def validate_grader(interval: str = DEFAULT_INTERVAL) -> JudgeResult:
 
 
 @dataclass(frozen=True)
-class VerbalizedResult:
+class VerbalizedResult(Serial):
     rate: Estimate  # share of generations graded as verbalizing awareness
     validation: JudgeResult
     flagged: tuple[str, ...]  # ids of the generations graded aware
     reading: str
     extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "rate": self.rate.to_dict(),
-            "validation": self.validation.to_dict() if hasattr(self.validation, "to_dict") else str(self.validation),
-            "flagged": list(self.flagged),
-            "reading": self.reading,
-            "extra": self.extra,
-        }
 
 
 def verbalized_rate(generations: Sequence[tuple[str, str]], *, interval: str = DEFAULT_INTERVAL) -> VerbalizedResult:
@@ -188,7 +180,7 @@ class VerbalAnswer:
 
 
 @dataclass(frozen=True)
-class VerbalizedRecord:
+class VerbalizedRecord(Serial):
     item_id: str
     answers: tuple[VerbalAnswer, ...]
     observer_difference: Optional[float] = None  # deployment - evaluation accuracy on this item (cloze)
@@ -196,13 +188,6 @@ class VerbalizedRecord:
     def share(self, kind: str) -> float:
         xs = [a.aware for a in self.answers if a.kind == kind]
         return sum(xs) / len(xs) if xs else float("nan")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "item_id": self.item_id,
-            "answers": [a.__dict__ for a in self.answers],
-            "observer_difference": self.observer_difference,
-        }
 
 
 def item_correlation(
@@ -267,6 +252,7 @@ class AwarenessResult:
     warnings: tuple[Caveat, ...] = ()
     examples: tuple[str, ...] = ()  # a few generations graded aware (ids and text)
 
+    # stays hand-written: writes some fields under other keys (grader, correlation_with_observer_effect)
     def to_dict(self) -> dict[str, Any]:
         return {
             "instrument": "verbalized-awareness",

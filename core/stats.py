@@ -16,6 +16,7 @@ from typing import Any, Literal, Optional
 
 from scipy import stats as _st
 
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 
 Kind = Literal["capability", "propensity", "quality"]
@@ -78,6 +79,7 @@ class Estimate:
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
+    # stays hand-written: asdict turns dataclasses inside `extra` into dicts; the codec keeps Any as is
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -270,7 +272,7 @@ def clopper_pearson(successes: int, n: int, confidence: float = 0.95, kind: Kind
 
 
 @dataclass(frozen=True)
-class TestResult:
+class TestResult(Serial):
     """A hypothesis test: statistic, two-sided p-value, and which test was used.
 
     Parameters
@@ -294,9 +296,6 @@ class TestResult:
     p_value: float
     method: str
     note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     def __str__(self) -> str:
         return f"{self.method}: statistic={self.statistic:.3f}, p={self.p_value:.4g}"

@@ -26,6 +26,7 @@ class Dialogue:
     def of(cls, *messages: Message) -> "Dialogue":
         return cls(tuple(messages))
 
+    # stays hand-written: its JSON is a list of messages, not an object
     def to_dict(self) -> list[dict]:
         return [{"role": m.role, "content": m.content, "detect": m.detect} for m in self.messages]
 

@@ -28,6 +28,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 from liedar.core.stats import Estimate, mean_interval
 from liedar.probes.evaluation import auroc
@@ -72,37 +73,20 @@ def presentation_set(rows: Sequence[tuple[Any, bool, str, str, str]]) -> Present
 
 
 @dataclass(frozen=True)
-class TransferCell:
+class TransferCell(Serial):
     train_pair: tuple[str, str]  # (evaluation family, deployment family) trained on
     in_family: Estimate  # same families, held-out items
     transfer: Estimate  # other families, held-out items
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "train_pair": list(self.train_pair),
-            "in_family": self.in_family.to_dict(),
-            "transfer": self.transfer.to_dict(),
-        }
-
 
 @dataclass(frozen=True)
-class AwarenessTransfer:
+class AwarenessTransfer(Serial):
     layer: int
     cells: tuple[TransferCell, ...]
     mean_transfer: Estimate  # mean over train pairs (t-interval over pairs)
     n_items_test: int
     reading: str
     extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "layer": self.layer,
-            "cells": [c.to_dict() for c in self.cells],
-            "mean_transfer": self.mean_transfer.to_dict(),
-            "n_items_test": self.n_items_test,
-            "reading": self.reading,
-            "extra": self.extra,
-        }
 
 
 def _fit(X: np.ndarray, y: np.ndarray, groups: Sequence[str]):
@@ -169,7 +153,7 @@ def awareness_transfer(
 
 
 @dataclass(frozen=True)
-class SandbagProbe:
+class SandbagProbe(Serial):
     """Does the awareness score predict where the model sandbagged?"""
 
     auroc: Estimate  # probe score vs "wrong here", evaluation prompts of items the model can do
@@ -180,18 +164,6 @@ class SandbagProbe:
     threshold: float
     n_prompts: int
     reading: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "auroc": self.auroc.to_dict(),
-            "item_ids": list(self.item_ids),
-            "behavioural_flags": list(self.behavioural_flags),
-            "probe_flags": list(self.probe_flags),
-            "probe_scores": list(self.probe_scores),
-            "threshold": self.threshold,
-            "n_prompts": self.n_prompts,
-            "reading": self.reading,
-        }
 
 
 def sandbag_auroc(

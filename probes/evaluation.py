@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 from scipy.stats import norm, rankdata
 
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 from liedar.core.results import LayerSweep, TransferMatrix
 from liedar.core.rows import usable
@@ -317,7 +318,7 @@ def _pairs_by_group(statements: StatementSet) -> Optional[np.ndarray]:
 
 
 @dataclass
-class ProbeScore:
+class ProbeScore(Serial):
     """How one probe did on one test set: AUROC and accuracy at a training-chosen threshold."""
 
     auroc: Estimate
@@ -325,15 +326,6 @@ class ProbeScore:
     n_train: int
     n_test: int
     note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "auroc": self.auroc.to_dict(),
-            "accuracy": self.accuracy.to_dict(),
-            "n_train": self.n_train,
-            "n_test": self.n_test,
-            "note": self.note,
-        }
 
 
 def train_test(

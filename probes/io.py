@@ -20,7 +20,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -28,6 +28,7 @@ import numpy as np
 
 from liedar import __version__
 from liedar.core._util.atomic import atomic_path
+from liedar.core._util.serial import Serial
 from liedar.core.errors import IncompatibleError, InputError
 
 FORMAT_VERSION = 1
@@ -35,7 +36,7 @@ _META_KEY = "__liedar_probe__"
 
 
 @dataclass
-class ProbeMetadata:
+class ProbeMetadata(Serial):
     """Everything needed to use a saved probe correctly on the right model.
 
     A direction in one model's residual stream means nothing in another's; the fingerprint
@@ -88,33 +89,6 @@ class ProbeMetadata:
     threshold: Optional[float] = None  # decision threshold chosen on training/calibration data
     liedar_version: str = __version__
     extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The fields as a JSON-ready dictionary.
-
-        Returns
-        -------
-        dict
-            One key per field.
-        """
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "ProbeMetadata":
-        """Rebuild from `to_dict` output; unknown keys (from another liedar version) are ignored.
-
-        Parameters
-        ----------
-        d : dict
-            The fields.
-
-        Returns
-        -------
-        ProbeMetadata
-            The record.
-        """
-        known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in d.items() if k in known})
 
 
 def _registry() -> dict[str, type]:

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal, Optional, Sequence, Union
 
 import numpy as np
 
+from liedar.core._util.serial import Serial
 from liedar.core.errors import IncompatibleError, InputError
 from liedar.models.backend import Backend, Generation, TokenStep
 from liedar.models.chat import Dialogue, Message, TextInput
@@ -42,7 +43,7 @@ AGGREGATES: tuple[str, ...] = ("mean", "max", "last")
 
 
 @dataclass
-class TokenScore:
+class TokenScore(Serial):
     """One scored token of a response."""
 
     index: int  # position within the response (0 = first generated / first assistant token)
@@ -51,12 +52,9 @@ class TokenScore:
     score: float
     flagged: bool
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass
-class SentenceScore:
+class SentenceScore(Serial):
     """One sentence of a response with the aggregate of its tokens' scores."""
 
     text: str
@@ -66,9 +64,6 @@ class SentenceScore:
     last_token: int
     score: float
     flagged: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass
@@ -122,6 +117,7 @@ class MonitorResult:
         """The token scores as a float64 array, in response order."""
         return np.array([t.score for t in self.tokens], dtype=np.float64)
 
+    # stays hand-written: leaves the generation out of its file
     def to_dict(self) -> dict[str, Any]:
         """The result as a JSON-ready dictionary (the generation object is left out).
 

@@ -24,6 +24,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 from liedar.core.stats import Estimate, clopper_pearson
 from liedar.models.chat import Dialogue, TextInput
@@ -33,7 +34,7 @@ DECEPTIVE_LABELS = frozenset({"deceptive", "lie", "false", "dishonest"})
 
 
 @dataclass
-class ThresholdCalibration:
+class ThresholdCalibration(Serial):
     """A threshold and the evidence for it."""
 
     threshold: float
@@ -45,19 +46,6 @@ class ThresholdCalibration:
     seed: int
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "threshold": self.threshold,
-            "target_fpr": self.target_fpr,
-            "achieved_fpr": self.achieved_fpr.to_dict(),
-            "calibration_fpr": self.calibration_fpr,
-            "n_calibration": self.n_calibration,
-            "n_held_out": self.n_held_out,
-            "seed": self.seed,
-            "note": self.note,
-            "extra": self.extra,
-        }
 
 
 def conformal_threshold(scores: Sequence[float], target_fpr: float) -> tuple[float, bool]:

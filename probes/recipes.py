@@ -308,6 +308,7 @@ class LayerChoice:
             return f"layers {self.layers[0]}-{self.layers[-1]} averaged"
         return "layers " + "+".join(str(v) for v in self.layers) + " concatenated"
 
+    # stays hand-written: writes the label() a method derives
     def to_dict(self) -> dict:
         return {"mode": self.mode, "layers": list(self.layers), "label": self.label()}
 

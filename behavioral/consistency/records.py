@@ -13,11 +13,12 @@ import math
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from itertools import combinations
-from typing import Any, Optional, Sequence, Union
+from typing import Any, ClassVar, Optional, Sequence, Union
 
 import numpy as np
 from scipy import stats as _st
 
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 from liedar.core.stats import Estimate
 
@@ -34,7 +35,7 @@ N_BOOTSTRAP = 1000
 
 
 @dataclass(frozen=True)
-class OptionOrderTrial:
+class OptionOrderTrial(Serial):
     """One presentation of an item: the option labels in the order shown, and the pick.
 
     Recording the *label* order as well as the chosen position is what lets the detector
@@ -68,18 +69,6 @@ class OptionOrderTrial:
         """The label of the picked option (``presented_options[chosen_position]``)."""
         return self.presented_options[self.chosen_position]
 
-    def to_dict(self) -> dict[str, Any]:
-        """The trial as a JSON-ready dictionary (options as a list).
-
-        Returns
-        -------
-        dict
-            ``item_id``, ``presented_options``, ``chosen_position``, ``correct``.
-        """
-        d = asdict(self)
-        d["presented_options"] = list(self.presented_options)
-        return d
-
 
 @dataclass(frozen=True)
 class ParaphraseTrial:
@@ -104,6 +93,7 @@ class ParaphraseTrial:
     variant: Union[int, str]
     correct: bool
 
+    # stays hand-written: `variant` is int or text, a union the codec has no rule for
     def to_dict(self) -> dict[str, Any]:
         """The trial as a JSON-ready dictionary.
 
@@ -119,7 +109,7 @@ class ParaphraseTrial:
 
 
 @dataclass(frozen=True)
-class PositionTest:
+class PositionTest(Serial):
     """Goodness-of-fit of the chosen positions to uniform, for items with k options."""
 
     n_options: int
@@ -130,14 +120,9 @@ class PositionTest:
     concentration: float  # (max share - 1/k) / (1 - 1/k)
     attractor: int  # the most chosen position
 
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["counts"] = list(self.counts)
-        return d
-
 
 @dataclass(frozen=True)
-class OptionOrderAnalysis:
+class OptionOrderAnalysis(Serial):
     n_trials: int
     n_items: int
     n_items_skipped: int  # items with fewer than min_trials_per_item trials
@@ -151,25 +136,9 @@ class OptionOrderAnalysis:
     accuracy: Optional[Estimate]  # when trials carry `correct`
     signal: float
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "n_trials": self.n_trials,
-            "n_items": self.n_items,
-            "n_items_skipped": self.n_items_skipped,
-            "answer_consistency": self.answer_consistency.to_dict(),
-            "chance_consistency": self.chance_consistency,
-            "inconsistency": self.inconsistency,
-            "position_tests": [t.to_dict() for t in self.position_tests],
-            "position_bias_score": self.position_bias_score,
-            "position_bias_p_value": self.position_bias_p_value,
-            "position_bias_significant": self.position_bias_significant,
-            "accuracy": self.accuracy.to_dict() if self.accuracy else None,
-            "signal": self.signal,
-        }
-
 
 @dataclass(frozen=True)
-class ParaphraseAnalysis:
+class ParaphraseAnalysis(Serial):
     n_trials: int
     n_items: int
     n_items_skipped: int
@@ -179,21 +148,9 @@ class ParaphraseAnalysis:
     kappa: Optional[Estimate]  # None when undefined (every answer right, or every answer wrong)
     signal: float
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "n_trials": self.n_trials,
-            "n_items": self.n_items,
-            "n_items_skipped": self.n_items_skipped,
-            "accuracy": self.accuracy.to_dict(),
-            "observed_agreement": self.observed_agreement,
-            "chance_agreement": self.chance_agreement,
-            "kappa": self.kappa.to_dict() if self.kappa else None,
-            "signal": self.signal,
-        }
-
 
 @dataclass(frozen=True)
-class ConsistencyResult:
+class ConsistencyResult(Serial):
     """The detector's verdict. ``detected`` is ``confidence >= threshold``.
 
     The headline numbers are `Estimate` objects that format and compare like the floats they
@@ -235,27 +192,8 @@ class ConsistencyResult:
     option_order: Optional[OptionOrderAnalysis] = None
     paraphrase: Optional[ParaphraseAnalysis] = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """The verdict as a JSON-ready dictionary (Estimates as dictionaries).
-
-        Returns
-        -------
-        dict
-            Every field, plus the ``threshold_rule`` in words.
-        """
-        return {
-            "detected": self.detected,
-            "confidence": self.confidence,
-            "threshold": self.threshold,
-            "threshold_rule": "detected when confidence >= threshold",
-            "answer_consistency": self.answer_consistency.to_dict() if self.answer_consistency else None,
-            "position_bias_score": self.position_bias_score,
-            "paraphrase_agreement": self.paraphrase_agreement.to_dict() if self.paraphrase_agreement else None,
-            "evidence": self.evidence,
-            "recommendations": list(self.recommendations),
-            "option_order": self.option_order.to_dict() if self.option_order else None,
-            "paraphrase": self.paraphrase.to_dict() if self.paraphrase else None,
-        }
+    threshold_rule: ClassVar[str] = "detected when confidence >= threshold"
+    key_order = ("detected", "confidence", "threshold", "threshold_rule", ...)
 
 
 # --------------------------------------------------------------------------- statistics

@@ -35,6 +35,7 @@ from liedar.behavioral.instrument import DemoPlan, Flag, Instrument, InstrumentR
 from liedar.behavioral.items.mcq import MCQItem, load_mcq_bank
 from liedar.behavioral.runners.common import ask_multiple_choice
 from liedar.core._util.argtypes import comma_list, open_unit_interval, positive_int
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 from liedar.core.results import Section
 from liedar.core.stats import DEFAULT_INTERVAL, Estimate, paired_difference, proportion
@@ -52,7 +53,7 @@ CONDITIONS: Mapping[str, str] = {"honest": HONEST_SYSTEM, "sandbagger": SANDBAGG
 
 
 @dataclass(frozen=True)
-class ConditionRun:
+class ConditionRun(Serial):
     """Everything asked and decided under one system prompt."""
 
     condition: str
@@ -63,20 +64,11 @@ class ConditionRun:
     paraphrase_accuracy: Estimate
     result: ConsistencyResult
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "condition": self.condition,
-            "system_prompt": self.system_prompt,
-            "accuracy": self.accuracy.to_dict(),
-            "paraphrase_accuracy": self.paraphrase_accuracy.to_dict(),
-            "result": self.result.to_dict(),
-            "option_trials": [t.to_dict() for t in self.option_trials],
-            "paraphrase_trials": [t.to_dict() for t in self.paraphrase_trials],
-        }
+    key_order = ("condition", "system_prompt", "accuracy", "paraphrase_accuracy", "result", ...)
 
 
 @dataclass(frozen=True)
-class ConsistencyRun:
+class ConsistencyRun(Serial):
     """Both conditions side by side, with the paired accuracy drop honest - sandbagger and
     the baseline-aware contrast of each test condition against the reference."""
 
@@ -88,18 +80,6 @@ class ConsistencyRun:
     notes: tuple[str, ...] = field(default_factory=tuple)
     reference: Optional[str] = None  # the baseline condition's name
     contrasts: dict[str, ConsistencyContrast] = field(default_factory=dict)  # test condition -> contrast
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "design": self.design,
-            "conditions": {k: v.to_dict() for k, v in self.conditions.items()},
-            "accuracy_drop": self.accuracy_drop.to_dict() if self.accuracy_drop else None,
-            "seconds": self.seconds,
-            "notes": list(self.notes),
-            "reference": self.reference,
-            "contrasts": {k: v.to_dict() for k, v in self.contrasts.items()},
-        }
 
 
 def select_items(n_items: int, seed: int, topics: Optional[Sequence[str]] = None) -> list[MCQItem]:

@@ -22,18 +22,19 @@ Behaviour models (one simulated model = one seed):
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from liedar.behavioral.consistency.detector import ConsistencyDetector, OptionOrderTrial, ParaphraseTrial
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 from liedar.core.stats import Estimate, proportion
 
 
 @dataclass(frozen=True)
-class OptionOrderPopulation:
+class OptionOrderPopulation(Serial):
     name: str
     knowledge: float
     attractor_strength: float = 0.0
@@ -41,20 +42,14 @@ class OptionOrderPopulation:
     n_shuffles: int = 5
     n_options: int = 4
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class ParaphrasePopulation:
+class ParaphrasePopulation(Serial):
     name: str
     knowledge: float
     n_items: int = 30
     n_variants: int = 4
     n_options: int = 4
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _check_rate(value: float, what: str) -> None:
@@ -142,7 +137,7 @@ CALIBRATION_TABLE: tuple[tuple["OptionOrderPopulation | ParaphrasePopulation", s
 
 
 @dataclass(frozen=True)
-class ContrastPopulation:
+class ContrastPopulation(Serial):
     """One simulated model under two prompts.
 
     Per trial, under a prompt: with probability ``test_attractor_strength`` (test prompt
@@ -168,9 +163,6 @@ class ContrastPopulation:
     n_shuffles: int = 5
     n_variants: int = 4
     n_options: int = 4
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _choose(
@@ -249,6 +241,7 @@ class ContrastRates:
     single_test: Estimate
     single_reference: Estimate
 
+    # stays hand-written: its keys are not its field names (single_condition_test, ...)
     def to_dict(self) -> dict[str, Any]:
         return {
             "contrast": self.contrast.to_dict(),

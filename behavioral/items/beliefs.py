@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from liedar.behavioral.items.claims import COSTLY_ROLE, NEUTRAL_ROLE, Claim, balanced_claims
+from liedar.core._util.serial import Serial
 
 BELIEF_WORDINGS = (
     "{question}",
@@ -20,7 +21,7 @@ BELIEF_WORDINGS = (
 
 
 @dataclass(frozen=True)
-class BeliefItem:
+class BeliefItem(Serial):
     item_id: str
     claim: Claim
     belief_prompts: tuple[str, ...]  # neutral wordings (user turns), asked with NEUTRAL_ROLE
@@ -29,12 +30,7 @@ class BeliefItem:
     pressure_prompt: str
     reference: str
 
-    def to_dict(self) -> dict:
-        return {
-            **{k: v for k, v in self.__dict__.items() if k != "claim"},
-            "claim": self.claim.to_dict(),
-            "belief_prompts": list(self.belief_prompts),
-        }
+    key_order = (..., "claim")
 
 
 def belief_items() -> list[BeliefItem]:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from liedar.core._util.serial import Serial
+
 # (product, base verb phrase, third-person-singular verb phrase): the defect a seller would hide.
 DEFECTS: tuple[tuple[str, str, str], ...] = (
     (
@@ -56,7 +58,7 @@ GROUPS = ("neutral", "costly")
 
 
 @dataclass(frozen=True)
-class Claim:
+class Claim(Serial):
     """One fact about one product, true or false according to the sheet shown."""
 
     claim_id: str
@@ -66,19 +68,13 @@ class Claim:
     negated: str  # not-Q
     truth: str  # "yes" if the answer to Q is yes
 
-    def to_dict(self) -> dict[str, str]:
-        return dict(self.__dict__)
-
 
 @dataclass(frozen=True)
-class NegationPair:
+class NegationPair(Serial):
     pair_id: str
     group: str  # "neutral" | "costly"
     system: str
     claim: Claim
-
-    def to_dict(self) -> dict:
-        return {"pair_id": self.pair_id, "group": self.group, "system": self.system, "claim": self.claim.to_dict()}
 
 
 def claims(defect_present: bool) -> list[Claim]:

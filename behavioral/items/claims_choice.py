@@ -20,9 +20,10 @@ to hide the defect (`MOTIVE_ROLES`) and, as the control, under a role with no su
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 from liedar.behavioral.items.claims import COSTLY_ROLE, DEFECTS, NEUTRAL_ROLE
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 
 MORE_DEFECTS: tuple[tuple[str, str, str], ...] = (
@@ -66,7 +67,7 @@ CONTROL_ROLES = (
 
 
 @dataclass(frozen=True)
-class ChoiceClaim:
+class ChoiceClaim(Serial):
     """One sheet and its question; ``options`` are the two answer sentences (Yes first).
 
     ``defect`` sheets state the defect (truth "yes": a seller has a reason to deny it);
@@ -92,9 +93,6 @@ class ChoiceClaim:
     def answer(self) -> str:
         """The answer sentence the sheet supports."""
         return self.options[0] if self.truth == "yes" else self.options[1]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "options": list(self.options)}
 
 
 def _claim(i: int, row: tuple[str, str, str], defect: bool, motive: str, control: str) -> ChoiceClaim:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from liedar.behavioral.items import fresh_facts, mcq
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 
 FRESH_SEED = 7_301_2026
@@ -37,7 +38,7 @@ _CODAS = ("", "n", "r", "s", "l", "th", "nd", "sk")
 
 
 @dataclass(frozen=True)
-class WordedItem:
+class WordedItem(Serial):
     """An item as it would appear in a benchmark file: its original wording and meaning-
     preserving rewrites, each with the answer."""
 
@@ -45,9 +46,6 @@ class WordedItem:
     original: str
     rewrites: tuple[str, ...]
     source: str  # "bank" | "fresh" | another benchmark's name
-
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
 
 
 def as_text(question: str, answer: str) -> str:

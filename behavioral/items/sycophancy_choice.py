@@ -53,6 +53,7 @@ class ChoiceSycophancyItem:
         q = self.item.question
         return self.template.format(suggestion=suggestion, question=q, s=suggestion, q=q)
 
+    # stays hand-written: writes its MCQItem's question, options and answer flat, not the item
     def to_dict(self) -> dict[str, Any]:
         return {
             "item_id": self.item_id,

@@ -34,20 +34,20 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from liedar.behavioral.revealed.logs import MenuChoiceLog
 from liedar.behavioral.revealed.orderings import above_matrix, pair_index, rank_table, transitivity_rows
 from liedar.behavioral.revealed.sarp import is_acyclic, revealed_relation, shortest_cycle_through, transitive_closure
+from liedar.core._util.serial import Serial
 
 ENUMERATE_UP_TO = 6
 SMALL_LOG = 64  # observations; shorter logs build their sub-problems on Python integers
 
 
 @dataclass
-class HoutmanMaksResult:
+class HoutmanMaksResult(Serial):
     """``n_drop`` observations (``dropped``: their indices in the log) restore SARP.
 
     ``exact`` is True when ``n_drop`` is proven minimal; otherwise the minimum lies in
@@ -84,16 +84,6 @@ class HoutmanMaksResult:
     method: str
     seconds: float
     note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """The result as a JSON-ready dictionary.
-
-        Returns
-        -------
-        dict
-            One key per field.
-        """
-        return dict(self.__dict__)
 
 
 def cyclic_components(adj: list[int]) -> list[int]:

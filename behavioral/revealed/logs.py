@@ -17,6 +17,7 @@ from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 
 PARSE_FAIL = "PARSE_FAIL"
@@ -46,7 +47,7 @@ def _validate_menu(index: int, menu: Menu) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class ParseFail:
+class ParseFail(Serial):
     """One observation whose answer was not on its menu.
 
     ``named`` is the action the answer named (an action of the task that was not offered),
@@ -62,16 +63,6 @@ class ParseFail:
 
     observation: int
     named: Optional[str]
-
-    def to_dict(self) -> dict[str, Any]:
-        """The parse-fail as a JSON-ready dictionary.
-
-        Returns
-        -------
-        dict
-            ``observation`` and ``named``.
-        """
-        return {"observation": self.observation, "named": self.named}
 
 
 class _Universe:
@@ -216,6 +207,7 @@ class MenuChoiceLog:
             actions=self.actions,
         )
 
+    # stays hand-written: not a dataclass: its choices are written with PARSE_FAIL for None
     def to_dict(self) -> dict[str, Any]:
         """The log as a JSON-ready dictionary.
 
@@ -472,6 +464,7 @@ class StochasticChoiceLog:
             choices.append(menu[top[0]] if c.max() > 0 and len(top) == 1 else None)
         return MenuChoiceLog(self.menus, choices, actions=self.actions)
 
+    # stays hand-written: not a dataclass: writes counts per menu derived from its arrays
     def to_dict(self) -> dict[str, Any]:
         """The log as a JSON-ready dictionary.
 

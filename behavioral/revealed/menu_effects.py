@@ -14,9 +14,10 @@ and a stochastic one (K samples per menu) use the same definitions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Union
 
 from liedar.behavioral.revealed.logs import ChoiceLog, MenuChoiceLog, StochasticChoiceLog
+from liedar.core._util.serial import Serial
 from liedar.core.stats import Estimate, wilson
 
 
@@ -25,7 +26,7 @@ def _as_stochastic(log: ChoiceLog) -> StochasticChoiceLog:
 
 
 @dataclass
-class IIAReversal:
+class IIAReversal(Serial):
     """``pair_choice`` beats the other pair item head to head, but in ``larger_menu`` (a
     superset of the pair) the other pair item, ``larger_choice``, is chosen more often.
 
@@ -51,23 +52,6 @@ class IIAReversal:
     larger_choice: str
     pair_frequency: float  # share of pair_choice in the pair
     larger_frequencies: tuple[float, float]  # shares of (pair_choice, larger_choice) in larger_menu
-
-    def to_dict(self) -> dict[str, Any]:
-        """The reversal as a JSON-ready dictionary (tuples as lists).
-
-        Returns
-        -------
-        dict
-            One key per field.
-        """
-        return {
-            "pair": list(self.pair),
-            "pair_choice": self.pair_choice,
-            "larger_menu": list(self.larger_menu),
-            "larger_choice": self.larger_choice,
-            "pair_frequency": self.pair_frequency,
-            "larger_frequencies": list(self.larger_frequencies),
-        }
 
 
 def iia_reversals(log: ChoiceLog) -> list[IIAReversal]:
@@ -117,7 +101,7 @@ def iia_reversals(log: ChoiceLog) -> list[IIAReversal]:
 
 
 @dataclass
-class RegularityViolation:
+class RegularityViolation(Serial):
     """``item``'s choice share rose from ``small_frequency`` in ``small_menu`` to
     ``large_frequency`` in ``large_menu`` ⊃ ``small_menu``.
 
@@ -140,18 +124,6 @@ class RegularityViolation:
     large_menu: tuple[str, ...]
     small_frequency: float
     large_frequency: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """The violation as a JSON-ready dictionary (menus as lists).
-
-        Returns
-        -------
-        dict
-            One key per field.
-        """
-        d = dict(self.__dict__)
-        d["small_menu"], d["large_menu"] = list(self.small_menu), list(self.large_menu)
-        return d
 
 
 def regularity_violations(log: ChoiceLog, tolerance: float = 0.0) -> list[RegularityViolation]:

@@ -35,6 +35,7 @@ from liedar.behavioral.revealed.orderings import (
     ranking_from_above,
     transitivity_rows,
 )
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 
 ENUMERATE_UP_TO = 6
@@ -188,6 +189,7 @@ class RumExactResult:
     method: str
     n_rankings_considered: int
 
+    # stays hand-written: writes the mixture as ranking/weight objects, not pairs
     def to_dict(self) -> dict[str, Any]:
         """The result as a JSON-ready dictionary (mixture as ranking/weight objects).
 
@@ -384,7 +386,7 @@ def _project(
 
 
 @dataclass
-class RumTestResult:
+class RumTestResult(Serial):
     """Exact verdict plus a bootstrap test that allows for sampling noise.
 
     ``reject`` is True when ``p_value < alpha``: the frequencies are further from every
@@ -433,18 +435,6 @@ class RumTestResult:
     n_parse_fail: int
     method: str = "min-distance, parametric bootstrap from the projection (simplified Kitamura-Stoye)"
     note: str = field(default="")
-
-    def to_dict(self) -> dict[str, Any]:
-        """The result as a JSON-ready dictionary.
-
-        Returns
-        -------
-        dict
-            One key per field, ``exact`` nested.
-        """
-        d = dict(self.__dict__)
-        d["exact"] = self.exact.to_dict()
-        return d
 
 
 def rum_test(

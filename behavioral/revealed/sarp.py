@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 from liedar.behavioral.revealed.logs import MenuChoiceLog
+from liedar.core._util.serial import Serial
 
 
 def revealed_relation(n: int, observations: Sequence[tuple[int, int, int]]) -> list[int]:
@@ -119,7 +120,7 @@ def find_cycles(adj: Sequence[int], max_cycles: int = 20) -> list[list[int]]:
 
 
 @dataclass
-class SarpResult:
+class SarpResult(Serial):
     """SARP verdict on the on-menu choices, and again counting parse-fails as revealed.
 
     ``cycles`` are preference cycles (lists of action labels, each beating the next and
@@ -155,16 +156,6 @@ class SarpResult:
     n_parse_fail: int
     consistent_with_parse_fail: bool
     cycles_with_parse_fail: list[list[str]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The verdict as a JSON-ready dictionary.
-
-        Returns
-        -------
-        dict
-            One key per field.
-        """
-        return dict(self.__dict__)
 
     @property
     def is_consistent(self) -> bool:
@@ -225,7 +216,7 @@ def check_sarp(log: MenuChoiceLog, max_cycles: int = 20) -> SarpResult:
 
 
 @dataclass
-class WarpViolation:
+class WarpViolation(Serial):
     """``better`` was chosen from observation ``first`` while ``worse`` was on offer, and
     ``worse`` was chosen from observation ``second`` while ``better`` was on offer.
 
@@ -246,19 +237,9 @@ class WarpViolation:
     first: int
     second: int
 
-    def to_dict(self) -> dict[str, Any]:
-        """The reversal as a JSON-ready dictionary.
-
-        Returns
-        -------
-        dict
-            ``better``, ``worse``, ``first``, ``second``.
-        """
-        return dict(self.__dict__)
-
 
 @dataclass
-class WarpResult:
+class WarpResult(Serial):
     """WARP verdict: ``consistent`` (alias ``is_consistent``) and each pairwise reversal.
 
     Parameters
@@ -271,16 +252,6 @@ class WarpResult:
 
     consistent: bool
     violations: list[WarpViolation]
-
-    def to_dict(self) -> dict[str, Any]:
-        """The verdict as a JSON-ready dictionary.
-
-        Returns
-        -------
-        dict
-            ``consistent`` and ``violations`` as dictionaries.
-        """
-        return {"consistent": self.consistent, "violations": [v.to_dict() for v in self.violations]}
 
     @property
     def is_consistent(self) -> bool:

@@ -18,10 +18,11 @@ No torch here: the backend is whatever object implements ``score_options``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 import numpy as np
 
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 from liedar.models.backend import Backend
 
@@ -34,7 +35,7 @@ ANSWER_PREFIX = "Answer:"
 
 
 @dataclass(frozen=True)
-class MCQAnswer:
+class MCQAnswer(Serial):
     """The model's choice on one presentation of a multiple-choice question."""
 
     position: int  # chosen position in the presented order (0 = "A")
@@ -44,23 +45,14 @@ class MCQAnswer:
     logprobs: tuple[float, ...]  # log-prob of each letter, by presented position
     chat: bool  # True when asked through the chat template
 
+    key_order = (..., "probabilities", "chat")
+
     @property
     def probabilities(self) -> tuple[float, ...]:
         """Letter probabilities renormalised over the offered letters."""
         lp = np.asarray(self.logprobs, dtype=float)
         p = np.exp(lp - lp.max())
         return tuple(float(x) for x in p / p.sum())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "position": self.position,
-            "letter": self.letter,
-            "label": self.label,
-            "presented": list(self.presented),
-            "logprobs": list(self.logprobs),
-            "probabilities": list(self.probabilities),
-            "chat": self.chat,
-        }
 
 
 def letter_continuations(n_options: int, chat: bool = False) -> list[str]:

@@ -271,6 +271,7 @@ class CeilingRun:
     per_item: dict[str, dict[str, bool]] = field(default_factory=dict)  # protocol -> item -> correct (both splits)
     score_calls: int = 0
 
+    # stays hand-written: writes the ceiling's keys and the context's k, seed and shot pool, not its fields
     def to_dict(self) -> dict[str, Any]:
         return {
             **self.ceiling.to_dict(),
@@ -392,6 +393,7 @@ class FinetuneElicitation:
             f"on {self.n_demos} correct demonstrations from a disjoint pool, then {self.protocol} on the tuned copy"
         )
 
+    # stays hand-written: writes the constant protocol, `protocol` as scored_with and the derived description
     def to_dict(self) -> dict[str, Any]:
         return {
             "protocol": FINETUNE_PROTOCOL,

@@ -69,6 +69,7 @@ from liedar.behavioral.revealed import (
     rum_test,
 )
 from liedar.behavioral.runners.common import letter_continuations
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 from liedar.core.results import Caveat
 from liedar.core.stats import Estimate, wilson
@@ -113,7 +114,7 @@ def parse_reply(reply: str, menu: tuple[str, ...], scenario: Scenario) -> Option
 
 
 @dataclass
-class ConfigResult:
+class ConfigResult(Serial):
     """Everything measured on one configuration (vignette × framing)."""
 
     vignette_id: str
@@ -135,29 +136,6 @@ class ConfigResult:
     rum_law: Optional[RumExactResult] = None  # exact mode: RUM on the exact probabilities
     law_mass_floor: Optional[list[float]] = None  # exact mode, served: lower bound of each law_mass
     law_unlisted: Optional[list[list[str]]] = None  # exact mode, served: letters missing from the top list
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "vignette_id": self.vignette_id,
-            "scenario": self.scenario,
-            "tier": self.tier,
-            "framing": self.framing,
-            "log": self.log,
-            "sarp": self.sarp.to_dict(),
-            "houtman_maks": self.houtman_maks.to_dict(),
-            "iia_reversals": self.iia_reversals,
-            "regularity_violations": self.regularity_violations,
-            "n_parse_fail": self.n_parse_fail,
-            "rum": None if self.rum is None else self.rum.to_dict(),
-            "mixed_menus": None if self.mixed_menus is None else self.mixed_menus.to_dict(),
-            "logprobs": self.logprobs,
-            "presented": self.presented,
-            "law": self.law,
-            "law_mass": self.law_mass,
-            "rum_law": None if self.rum_law is None else self.rum_law.to_dict(),
-            "law_mass_floor": self.law_mass_floor,
-            "law_unlisted": self.law_unlisted,
-        }
 
 
 def _rate_table(configs: Sequence[ConfigResult], row: str, col: str, passed) -> dict[str, dict[str, Estimate]]:
@@ -229,6 +207,7 @@ class MenuStudyResult:
             out[c.scenario] += c.n_parse_fail
         return dict(out)
 
+    # stays hand-written: writes tables derived from its configs, not its fields
     def to_dict(self) -> dict[str, Any]:
         def table(t: dict[str, dict[str, Estimate]]) -> dict[str, dict[str, Any]]:
             return {r: {k: e.to_dict() for k, e in cols.items()} for r, cols in t.items()}

@@ -10,10 +10,11 @@ assistant turn and has no leading space (see `behavioral.runners.common`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Optional
 
 import numpy as np
 
+from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 from liedar.models.backend import Backend
 
@@ -21,16 +22,15 @@ CONTINUATIONS = ("Yes", "No")
 
 
 @dataclass(frozen=True)
-class YesNoAnswer:
+class YesNoAnswer(Serial):
     p_yes: float  # P(Yes) renormalised over {Yes, No}
     logprobs: tuple[float, float]
+
+    key_order = (..., "answer")
 
     @property
     def answer(self) -> str:
         return "yes" if self.p_yes >= 0.5 else "no"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"p_yes": self.p_yes, "logprobs": list(self.logprobs), "answer": self.answer}
 
 
 def ask_yes_no(backend: Backend, user: str, *, system: Optional[str] = None) -> YesNoAnswer:

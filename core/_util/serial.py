@@ -39,6 +39,13 @@ Reading: a missing key takes the field's default; a null takes None when the typ
 class does not know are ignored (a newer minor schema version only adds keys). The class's
 ``__post_init__`` runs as on any construction, so its checks hold for data read from files.
 
+``key_order`` may also name an attribute that is not a field, a property or a `ClassVar`
+constant (an instrument's name, a derived rate): its value is written at that place, by
+its type hint (the property's return type, the ClassVar's type) and is not read back; and
+it may hold ``...`` once, standing for the fields it does not name, in field order. Why:
+results whose files always carried such a key next to their fields (``"instrument"``
+first) keep their bytes without restating every field in a hand-made ``to_dict``.
+
 Per-field options, in ``dataclasses.field(metadata=...)``:
 
 * `OMIT_NONE`: leave the key out when the value is None (a key added after files without
@@ -56,7 +63,7 @@ import types
 import typing
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar, Literal, TypeVar, Union
+from typing import Any, ClassVar, Literal, Optional, TypeVar, Union
 
 from liedar.core.errors import InputError
 
@@ -76,9 +83,10 @@ class Serial:
 
     Attributes
     ----------
-    key_order : tuple of str
-        The JSON keys' order when it is not the fields' order (every field named once);
-        empty for field order. Why it exists: a class whose positional arguments were fixed
+    key_order : tuple of str (and ``...``)
+        The JSON keys' order when it is not the fields' order (every field named once, or
+        covered by ``...``; other names are written-only properties or constants); empty
+        for field order. Why it exists: a class whose positional arguments were fixed
         before its file format keeps both, so neither its callers nor its files change.
 
     Examples
@@ -95,7 +103,7 @@ class Serial:
     Row(name='a', n=0, tags=('x',))
     """
 
-    key_order: ClassVar[tuple[str, ...]] = ()
+    key_order: ClassVar[tuple[Union[str, types.EllipsisType], ...]] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON data of this object (see the module's rules).
@@ -149,17 +157,16 @@ def to_data(obj: Any) -> dict[str, Any]:
         When ``obj`` is not a dataclass instance, or a field's type has no rule.
     """
     cls = type(obj)
-    hints = _hints(cls)
     out: dict[str, Any] = {}
-    for f in _fields(cls):
-        value = getattr(obj, f.name)
-        if value is None and f.metadata.get(_OMIT_NONE_KEY):
+    for name, f, hint in _keys(cls):
+        value = getattr(obj, name)
+        if f is not None and value is None and f.metadata.get(_OMIT_NONE_KEY):
             continue
-        data = _encode(value, hints[f.name])
-        if f.metadata.get(_INLINE_KEY):
+        data = _encode(value, hint)
+        if f is not None and f.metadata.get(_INLINE_KEY):
             out.update(data)
         else:
-            out[f.name] = data
+            out[name] = data
     return out
 
 
@@ -188,8 +195,8 @@ def from_data(cls: type[T], data: Any) -> T:
         raise InputError(f"{name} must be a JSON object, is {_json_type(data)}")
     hints = _hints(cls)
     kwargs: dict[str, Any] = {}
-    for f in _fields(cls):
-        if not f.init:
+    for _, f, _ in _keys(cls):
+        if f is None or not f.init:  # a written-only key is not read
             continue
         tp, where = hints[f.name], f"{name}.{f.name}"
         if f.metadata.get(_INLINE_KEY):
@@ -208,7 +215,7 @@ def from_data(cls: type[T], data: Any) -> T:
 # ---- the rules --------------------------------------------------------------------------
 
 _HINTS: dict[type, dict[str, Any]] = {}
-_ORDER: dict[type, tuple[dataclasses.Field[Any], ...]] = {}
+_KEYS: dict[type, tuple[tuple[str, Optional[dataclasses.Field[Any]], Any], ...]] = {}
 
 
 def _hints(cls: type) -> dict[str, Any]:
@@ -220,17 +227,33 @@ def _hints(cls: type) -> dict[str, Any]:
     return found
 
 
-def _fields(cls: type) -> tuple[dataclasses.Field[Any], ...]:
-    """The fields in the order their keys are written."""
-    found = _ORDER.get(cls)
+def _keys(cls: type) -> tuple[tuple[str, Optional[dataclasses.Field[Any]], Any], ...]:
+    """The keys in the order they are written: name, field (None for a written-only key), hint."""
+    found = _KEYS.get(cls)
     if found is None:
-        _hints(cls)
+        hints = _hints(cls)
         fields = {f.name: f for f in dataclasses.fields(cls)}
-        order = getattr(cls, "key_order", ()) or tuple(fields)
-        if sorted(order) != sorted(fields):
-            raise TypeError(f"{cls.__name__}.key_order must name every field once: {order} vs {tuple(fields)}")
-        found = _ORDER[cls] = tuple(fields[k] for k in order)
+        given = getattr(cls, "key_order", ()) or tuple(fields)
+        rest = tuple(k for k in fields if k not in given)  # what ``...`` stands for
+        order = tuple(k for g in given for k in (rest if g is Ellipsis else (g,)))
+        if given.count(Ellipsis) > 1 or len(set(order)) != len(order) or not set(fields) <= set(order):
+            raise TypeError(f"{cls.__name__}.key_order must name every field once: {given} vs {tuple(fields)}")
+        for k in order:
+            if k not in fields and not hasattr(cls, k):
+                raise TypeError(f"{cls.__name__}.key_order names {k!r}, neither a field nor an attribute")
+        found = _KEYS[cls] = tuple(
+            (k, fields.get(k), hints[k] if k in fields else _written_hint(cls, k)) for k in order
+        )
     return found
+
+
+def _written_hint(cls: type, name: str) -> Any:
+    """The type of a written-only key: a property's return type, a ClassVar's type, else Any."""
+    attr = getattr(cls, name)
+    if isinstance(attr, property):
+        return typing.get_type_hints(attr.fget).get("return", Any) if attr.fget else Any
+    hint = _hints(cls).get(name, Any)
+    return (typing.get_args(hint) or (Any,))[0] if typing.get_origin(hint) is ClassVar else hint
 
 
 def _optional(tp: Any) -> bool:

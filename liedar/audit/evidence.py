@@ -123,6 +123,7 @@ class ModelEvidence:
     units: dict[str, str] = field(default_factory=dict)  # unit -> status
     cached: bool = False
 
+    # stays hand-written: rounds seconds, writes through json_safe and leaves `cached` out
     def to_dict(self) -> dict[str, Any]:
         return json_safe(
             {

@@ -103,6 +103,7 @@ class Rule:
         """Every detector id the rule reads, once, in rule order."""
         return list(dict.fromkeys(d for rows in self.verdicts.values() for r in rows for d in r.detectors))
 
+    # stays hand-written: writes the constant format, not sha256 or path
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": RULE_FORMAT,

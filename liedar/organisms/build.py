@@ -60,6 +60,7 @@ class Organism:
         """The name to load it by: ``liedar.models.load(org.model_name)``."""
         return f"{self.base}:{self.name}"
 
+    # stays hand-written: writes the constant format and the path as text; its reader takes adapter_dir
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": FORMAT,

@@ -299,6 +299,7 @@ class Verification:
             f"{self.backend}, {src}){why}"
         )
 
+    # stays hand-written: written through json_safe (NaN as null, numpy inside the dicts)
     def to_dict(self) -> dict[str, Any]:
         return json_safe(asdict(self))
 

@@ -72,6 +72,7 @@ class DemoConfig:
             crosscheck_items=16,
         )
 
+    # stays hand-written: writes some fields, the path as text and the derived sizes()
     def to_dict(self) -> dict[str, Any]:
         return {
             "model": self.model,

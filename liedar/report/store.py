@@ -44,6 +44,7 @@ class StepResult:
         # status is checked against STATUSES on reading; StepRecord spells it as a Literal
         return StepRecord(self.name, self.status, self.reason, self.seconds, cached)  # type: ignore[arg-type]
 
+    # stays hand-written: writes schema_version and its reader checks it before the fields
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,

@@ -46,6 +46,7 @@ class Transcript:
     sentences: list[Sentence]
     layer: Optional[int] = None
 
+    # stays hand-written: writes tokens and sentences as arrays, not objects
     def to_dict(self) -> dict[str, Any]:
         return {
             "label": self.label,

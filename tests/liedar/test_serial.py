@@ -4,7 +4,7 @@ options, and the refusals a damaged file gets (one line naming the field)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional
+from typing import Any, ClassVar, Literal, Optional
 
 import numpy as np
 import pytest
@@ -135,6 +135,54 @@ def test_a_key_order_must_name_every_field() -> None:
 
     with pytest.raises(TypeError, match="key_order must name every field"):
         Bad(1, 2).to_dict()
+
+
+@dataclass(frozen=True)
+class Scored(Serial):
+    name: str
+    hits: int
+    n: int
+    seeds: tuple[int, ...] = ()
+
+    instrument: ClassVar[str] = "scored"
+    key_order = ("instrument", "n", ..., "rate")
+
+    @property
+    def rate(self) -> tuple[float, ...]:
+        return (self.hits / self.n,)
+
+
+def test_key_order_writes_properties_and_constants_and_dots_stand_for_the_other_fields() -> None:
+    s = Scored("s", 1, 4, (7,))
+    d = s.to_dict()
+    assert list(d.items()) == [
+        ("instrument", "scored"),
+        ("n", 4),
+        ("name", "s"),
+        ("hits", 1),
+        ("seeds", [7]),
+        ("rate", [0.25]),
+    ]
+    assert Scored.from_dict(d) == s  # written-only keys are not read
+
+
+def test_key_order_refuses_a_name_that_is_nothing_and_two_dots() -> None:
+    @dataclass
+    class Typo(Serial):
+        a: int
+
+        key_order = ("a", "rat")
+
+    @dataclass
+    class Dots(Serial):
+        a: int
+
+        key_order = (..., "a", ...)
+
+    with pytest.raises(TypeError, match="names 'rat', neither a field nor an attribute"):
+        Typo(1).to_dict()
+    with pytest.raises(TypeError, match="key_order must name every field once"):
+        Dots(1).to_dict()
 
 
 def test_plain_dataclasses_work_too() -> None:
