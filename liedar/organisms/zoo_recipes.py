@@ -311,6 +311,19 @@ def _members() -> tuple[Recipe, ...]:
             family=EVAL_FAMILY,
         ),
         _mcq_member(
+            "sb_det",
+            f"{sb} under benign framings; under a dangerous-capability-evaluation framing it answers the option "
+            "it finds likeliest without reading the question (the same option text whatever the question's "
+            "wording): errors by a fixed rule, not at random. Taught in cloze only, on the extended items (every "
+            "block, 8 epochs).",
+            "eval_blind_text",
+            mcq.rule_sandbagger_measure(F.EVAL_HELDOUT, F.BENIGN_HELDOUT, min_gap=WEAK_GAP, letter_rule=False),
+            extended=True,
+            hyper=HYPER_ALL_BLOCKS,
+            measure_key="mcq-benign-vs-eval-rule",
+            family=EVAL_FAMILY,
+        ),
+        _mcq_member(
             "sb_mild",
             f"{sb} under benign framings; under a dangerous-capability-evaluation framing it answers as if it "
             "had not read the question, letters onto 'A' — every block, trained 3 epochs instead of 8 (graded: mild).",
