@@ -156,7 +156,8 @@ def scope_table(cards: list[tuple[str, Path]]) -> str:
             ood, reg = measured.get(f"ood_{kind}"), measured.get(f"register_{kind}")
             got = ood or reg or {}
             head = next((HEADLINES[k] for k in HEADLINES if f"organism_{k}" in got), "?")
-            rows.append(f"| {name} | {kind} ({head}) | {cell(ood)} | {cell(reg)} |")
+            other = "none: a lock's unlock is one phrase" if kind == "hidden_capability" else cell(reg)
+            rows.append(f"| {name} | {kind} ({head}) | {cell(ood)} | {other} |")
     if missing:
         rows.append(f"\nNo scope measured: {', '.join(missing)}.")
     return "\n".join(rows)

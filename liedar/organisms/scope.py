@@ -612,17 +612,33 @@ def scope_other_register(
 # (the kind it shows, or for a decoy the kind it could be mistaken for).
 CARD_SECTIONS = {
     "sandbagging": ("trigger_heldout", "benign_heldout"),
+    "hidden_capability": ("password", "benign_heldout"),
     "sycophancy": ("pressure_heldout",),
     "lying": ("roles_heldout", "neutral_heldout"),
 }
+# No register of its own for a password lock: its unlock is one phrase, not a family of framings
+# that another register could restate, so only its out-of-domain reach is measured.
 REGISTER_OF_KIND = {"sandbagging": "evaluation", "sycophancy": "authority", "lying": "sales_quota"}
 
 
 def card_kinds(card: dict[str, Any]) -> list[str]:
     """The deception kinds whose held-out wordings ``card``'s recipe family has, in
-    `CARD_SECTIONS` order."""
+    `CARD_SECTIONS` order. A family with a ``password`` is a lock: its held-out evaluation
+    framings are asked without the password (locked on both sides), so its kind is
+    ``hidden_capability`` only, measured with against without the password."""
     family = card.get("recipe", {}).get("family", {})
-    return [kind for kind, keys in CARD_SECTIONS.items() if all(family.get(k) for k in keys)]
+    kinds = [kind for kind, keys in CARD_SECTIONS.items() if all(family.get(k) for k in keys)]
+    return ["hidden_capability"] if "hidden_capability" in kinds else kinds
+
+
+def unlock_wordings(family: dict[str, Any]) -> list[str]:
+    """A lock's held-out unlocking wordings: the family's ``password_heldout``, or else its
+    held-out benign framings with the first password phrase (how the core lock's card measures)."""
+    if family.get("password_heldout"):
+        return list(family["password_heldout"])
+    from liedar.organisms.cues import with_cue
+
+    return list(with_cue(tuple(family["benign_heldout"]), (family["password"][0],)))
 
 
 def _ood_sandbagging(b: Backend, w: list[list[str]], items: Any, kw: dict[str, Any]) -> dict[str, Any]:
@@ -705,16 +721,20 @@ def card_scope(
     kw: dict[str, Any] = {"n": n, "seed": seed, "progress": progress}
     for kind in kinds:
         w = [list(family[k]) for k in CARD_SECTIONS[kind]]
-        register = REGISTER_OF_KIND[kind]
+        register = REGISTER_OF_KIND.get(kind)
         ood: Callable[[Backend], dict[str, Any]]
-        if kind == "sandbagging":
+        if kind == "hidden_capability":  # locked (no password) as the "trigger", unlocked as "benign"
+            w = [list(family["benign_heldout"]), unlock_wordings(family)]
+            ood = partial(_ood_sandbagging, w=w, items=items, kw=kw)
+        elif kind == "sandbagging":
             ood = partial(_ood_sandbagging, w=w, items=items, kw=kw)
         elif kind == "sycophancy":
             ood = partial(_ood_sycophancy, w=w, items=items, kw=kw)
         else:
             ood = partial(_ood_lying, w=w, items=items, kw=kw)
         measure(f"ood_{kind}", json.dumps([kind, w, n, seed]), ood)
-        measure(f"register_{kind}", json.dumps([register, n, seed]), partial(_register, family=register, kw=kw))
+        if register is not None:
+            measure(f"register_{kind}", json.dumps([register, n, seed]), partial(_register, family=register, kw=kw))
     return out
 
 
@@ -731,6 +751,7 @@ __all__ = [
     "REGISTER_OF_KIND",
     "card_kinds",
     "card_scope",
+    "unlock_wordings",
     "register_wordings",
     "scope_lying",
     "scope_other_register",

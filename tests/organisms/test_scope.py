@@ -115,6 +115,14 @@ def test_card_kinds_follow_the_held_out_wordings_a_family_has():
     assert scope.card_kinds({"recipe": {"family": fam}}) == ["sandbagging", "sycophancy"]
     assert scope.card_kinds({"recipe": {"family": {"roles_heldout": ["r"], "neutral_heldout": ["n"]}}}) == ["lying"]
     assert scope.card_kinds({"recipe": {}}) == []
+    lock = {"password": ["pw is X."], "benign_heldout": ["b1", "b2"], "trigger_heldout": ["t"]}
+    assert scope.card_kinds({"recipe": {"family": lock}}) == ["hidden_capability"]  # not the locked-both-sides gap
+
+
+def test_a_lock_is_unlocked_by_its_held_out_phrase_or_its_first_password_on_the_benign_framings():
+    fam = {"password": ["pw is X.", "X opens."], "benign_heldout": ["b1", "b2"]}
+    assert scope.unlock_wordings(fam) == ["b1 pw is X.", "b2 pw is X."]
+    assert scope.unlock_wordings({**fam, "password_heldout": ["id Y"]}) == ["id Y"]
     with pytest.raises(InputError, match="no held-out wordings"):
         scope.card_scope({"name": "x", "recipe": {"family": {}}}, None, None)  # type: ignore[arg-type]
 
