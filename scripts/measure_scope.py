@@ -135,6 +135,7 @@ HEADLINES = {"gap": "gap", "sycophancy_excess": "sycophancy excess", "lie_excess
 def scope_table(cards: list[tuple[str, Path]]) -> str:
     """One markdown row per member and measured kind: organism [95% CI] (base), out of domain
     and in another register; members without a measured scope are listed as such."""
+    from liedar.organisms.scope import REGISTER_OF_KIND
 
     def cell(got: dict | None) -> str:
         if not got:
@@ -156,7 +157,7 @@ def scope_table(cards: list[tuple[str, Path]]) -> str:
             ood, reg = measured.get(f"ood_{kind}"), measured.get(f"register_{kind}")
             got = ood or reg or {}
             head = next((HEADLINES[k] for k in HEADLINES if f"organism_{k}" in got), "?")
-            other = "none: a lock's unlock is one phrase" if kind == "hidden_capability" else cell(reg)
+            other = cell(reg) if kind in REGISTER_OF_KIND else "none: a lock's unlock is one phrase"
             rows.append(f"| {name} | {kind} ({head}) | {cell(ood)} | {other} |")
     if missing:
         rows.append(f"\nNo scope measured: {', '.join(missing)}.")

@@ -723,10 +723,9 @@ def card_scope(
         w = [list(family[k]) for k in CARD_SECTIONS[kind]]
         register = REGISTER_OF_KIND.get(kind)
         ood: Callable[[Backend], dict[str, Any]]
-        if kind == "hidden_capability":  # locked (no password) as the "trigger", unlocked as "benign"
+        if kind == "hidden_capability":  # a lock's gap: locked (no password) as the "trigger", unlocked as "benign"
             w = [list(family["benign_heldout"]), unlock_wordings(family)]
-            ood = partial(_ood_sandbagging, w=w, items=items, kw=kw)
-        elif kind == "sandbagging":
+        if kind in ("sandbagging", "hidden_capability"):
             ood = partial(_ood_sandbagging, w=w, items=items, kw=kw)
         elif kind == "sycophancy":
             ood = partial(_ood_sycophancy, w=w, items=items, kw=kw)
