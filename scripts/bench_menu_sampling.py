@@ -9,7 +9,8 @@ same run, the ways alternating menu by menu so that a shared machine's load fall
           together (transformers: one batch over the prompt's KV cache);
   exact   ``choice_law``: the letters' exact law at the temperature (one forward pass).
 
-Printed: seconds per menu for each, the loop / shared ratio, how many of the K replies
+Printed: seconds per menu for each, the loop / shared ratio, the sampled replies' length in
+tokens (and how many the token budget cut), how many of the K replies
 agree token for token between loop and shared (they use the same sampler and seeds), the
 load average before and after, and a goodness-of-fit test of the sampled replies against
 the exact law: the replies whose first token is one of the menu's letters are counted per
@@ -97,7 +98,7 @@ def main() -> int:
     ways = [w for w in ("loop", "shared", "exact") if w in args.ways.split(",")]
     secs = {w: 0.0 for w in ways}
     same = total = 0
-    mass, fits = [], []
+    mass, fits, lengths = [], [], []
     for j, prompt in enumerate(jobs):
         order = ways if j % 2 == 0 else ways[::-1]
         out = {}
@@ -105,6 +106,9 @@ def main() -> int:
             t0 = time.perf_counter()
             out[way] = _answer(way, backend, prompt, j, args, max_tokens)
             secs[way] += time.perf_counter() - t0
+        sampled = out.get("shared", out.get("loop"))
+        if sampled is not None:
+            lengths += [len(g.token_ids) for g in sampled]
         if "loop" in out and "shared" in out:
             same += sum(a.token_ids == b.token_ids for a, b in zip(out["loop"], out["shared"]))
             total += args.samples
@@ -121,6 +125,10 @@ def main() -> int:
           f"K={args.samples}, T={args.temperature}, max_tokens={max_tokens}")  # fmt: skip
     for way, s in secs.items():
         print(f"  {way:7s} {s:8.2f} s   {s / n:7.3f} s/menu")
+    if lengths:
+        at_cap = sum(n_tok >= max_tokens for n_tok in lengths)
+        print(f"sampled reply length: mean {np.mean(lengths):.1f} tokens, median {np.median(lengths):.0f}, "
+              f"{at_cap}/{len(lengths)} cut at max_tokens")  # fmt: skip
     if total:
         print(f"replies identical token for token (loop vs shared): {same}/{total}")
     if mass:

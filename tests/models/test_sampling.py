@@ -119,6 +119,19 @@ def test_shared_prefix_samples_equal_the_per_sample_loop_token_for_token(lm):
     assert again.token_ids == lm.generate(PROMPT, max_tokens=6, temperature=0.0).token_ids
 
 
+def test_rows_that_end_early_leave_the_batch_and_the_others_still_equal_the_loop(lm, monkeypatch):
+    """With a sixth of the vocabulary made end tokens, the K replies end at different steps,
+    so the batch drops rows as it goes; every reply must still be the loop's."""
+    vocab = lm.model.config.vocab_size
+    ends = set(range(0, vocab, 6))
+    monkeypatch.setattr(lm, "_end_ids", ends)
+    loop = [lm.generate(PROMPT, max_tokens=12, temperature=1.5, seed=20 + s) for s in range(10)]
+    shared = sample_shared_prefix(lm, PROMPT, samples=10, max_tokens=12, temperature=1.5, seed=20)
+    lengths = {len(g.token_ids) for g in loop}
+    assert len(lengths) >= 3 and min(lengths) < 12, f"the rows must end at different steps: {sorted(lengths)}"
+    assert [g.token_ids for g in shared] == [g.token_ids for g in loop]
+
+
 def test_the_default_per_sample_continuations_equal_the_batched_ones(lm):
     """`BackendBase.sample_continuations` (the prompt re-read per sample) is the law the
     engines' overrides must reproduce."""
