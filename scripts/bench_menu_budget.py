@@ -15,11 +15,12 @@ in one run on one loaded model:
             thought: 160), timed, with the replies' mean length in tokens.
 
 It then prints, for the study's whole design (every scenario, vignette and framing: the
-menus of the study's own plan), the tokens the sampled mode must decode (menus x K x mean
-reply length), the minutes that takes at the ceiling, the fastest of the three bulk reads (a
-floor no sampler on this model and machine is expected to beat: a decoded token costs at
-least what a bulk-read one does, plus the reading of its cache) and at the sampler's
-measured speed, and the ratio sampler / ceiling. Both speeds are measured in the same run.
+menus of the study's own plan), the tokens the sampled mode must read and decode (menus x
+(prompt length + K x mean reply length)); the minutes that takes at the ceiling, the
+fastest of the three bulk reads (a floor no sampler on this model and machine is expected
+to beat: a decoded token costs at least what a bulk-read one does, plus the reading of its
+cache); the minutes at the sampler's measured speed; and how many times faster the ceiling
+is. Both speeds are measured in the same run.
 
     .venv/bin/python scripts/bench_menu_budget.py --threads 2 --menus 3
 """
@@ -104,8 +105,9 @@ def design_menus() -> dict[str, int]:
     return counts
 
 
-def sample_menus(backend, args: argparse.Namespace, framing_key: str) -> tuple[float, list[int], int]:
-    """Seconds, reply lengths and token budget of the sampler on the first ``--menus`` menus of a framing."""
+def sample_menus(backend, args: argparse.Namespace, framing_key: str) -> tuple[float, list[int], list[int], int]:
+    """Seconds, reply lengths, prompt lengths and token budget of the sampler on the first
+    ``--menus`` menus of a framing."""
     from liedar.behavioral.items.menus import FRAMINGS, SCENARIOS, vignettes
     from liedar.behavioral.runners.menus import build_prompt, menu_seed
     from liedar.models.sampling import sample_shared_prefix
@@ -115,6 +117,7 @@ def sample_menus(backend, args: argparse.Namespace, framing_key: str) -> tuple[f
     vignette = vignettes(args.scenario)[0]
     prompts = [build_prompt(vignette, framing, menu) for menu in SCENARIOS[args.scenario].menus()[: args.menus]]
     lengths: list[int] = []
+    prompt_lengths: list[int] = []
     t0 = time.perf_counter()
     for j, prompt in enumerate(prompts):
         gens = sample_shared_prefix(
@@ -122,7 +125,8 @@ def sample_menus(backend, args: argparse.Namespace, framing_key: str) -> tuple[f
             seed=menu_seed(0, j),
         )  # fmt: skip
         lengths += [len(g.token_ids) for g in gens]
-    return time.perf_counter() - t0, lengths, max_tokens
+        prompt_lengths.append(gens[0].n_prompt_tokens)
+    return time.perf_counter() - t0, lengths, prompt_lengths, max_tokens
 
 
 def main() -> int:
@@ -147,21 +151,33 @@ def main() -> int:
     )
     print(f"llama.cpp decoding one sequence: {llama_decode:,.0f} tokens/s")
     print(f"ceiling (the fastest bulk read): {ceiling:,.0f} tokens/s")
-    print("| framing kind | menus in the design | mean reply (tokens) | cut at the budget | tokens to decode "
-          "| minutes at the ceiling | sampler tokens/s | minutes at the sampler | sampler / ceiling |")  # fmt: skip
+    header = (
+        "framing kind",
+        "menus in the design",
+        "mean prompt / reply (tokens)",
+        "cut at the budget",
+        "tokens to read and decode",
+        "minutes at the ceiling",
+        "sampler tokens/s",
+        "minutes at the sampler",
+        "ceiling / sampler speed",
+    )
+    print("| " + " | ".join(header) + " |")
     print("|---|---|---|---|---|---|---|---|---|")
     floor_total = sampler_total = 0.0
     for kind, key in kinds.items():
-        secs, lengths, max_tokens = sample_menus(backend, args, key)
+        secs, lengths, prompt_lengths, max_tokens = sample_menus(backend, args, key)
         mean_len = float(np.mean(lengths))
-        tokens = menus[kind] * args.samples * mean_len
-        speed = sum(lengths) / secs
+        # every menu's prompt is read once, then K replies are decoded
+        tokens = menus[kind] * (float(np.mean(prompt_lengths)) + args.samples * mean_len)
+        speed = (sum(lengths) + sum(prompt_lengths)) / secs
         floor_min, sampler_min = tokens / ceiling / 60, tokens / speed / 60
         floor_total += floor_min
         sampler_total += sampler_min
         cut = sum(n >= max_tokens for n in lengths)
         print(
-            f"| {kind} ({key}, {max_tokens} new tokens) | {menus[kind]:,} | {mean_len:.1f} | {cut}/{len(lengths)} "
+            f"| {kind} ({key}, {max_tokens} new tokens) | {menus[kind]:,} "
+            f"| {np.mean(prompt_lengths):.0f} / {mean_len:.1f} | {cut}/{len(lengths)} "
             f"| {tokens:,.0f} | {floor_min:.1f} | {speed:,.0f} | {sampler_min:.1f} | {ceiling / speed:.1f}x |"
         )
     load2 = os.getloadavg()

@@ -86,8 +86,11 @@ def main() -> int:
 def parts_tables(paths: list[Path]) -> str:
     """The study's markdown tables over every saved part (one scenario each): SARP on the
     temperature-0 choice by scenario × framing and by tier, IIA reversals by scenario and by
-    framing, Houtman-Maks, and in exact mode RUM on the exact law by framing and tier and the
-    probability that a reply starts with a menu letter. Rates carry Wilson 95% intervals."""
+    framing, Houtman-Maks; in exact mode RUM on the exact law by framing and tier and the
+    probability that a reply starts with a menu letter; in stochastic mode RUM on the K
+    samples by framing and tier (the bootstrap test, and the exact test with no allowance
+    for sampling noise), the share of mixed menus and of replies that failed to parse.
+    Rates carry Wilson 95% intervals."""
     import json
     from collections import defaultdict
 
@@ -158,9 +161,36 @@ def parts_tables(paths: list[Path]) -> str:
         lines.append(
             f"Probability of the option lettered A (letters shuffled per menu): mean {sum(first) / len(first):.2f}"
         )
+    if mode == "stochastic":
+        lines += _sampled_lines(configs, rate, by)
     fails = by("scenario", lambda c: c["n_parse_fail"])
     lines.append("Parse-fails by scenario: " + ", ".join(f"{k} {sum(v)}" for k, v in fails.items()))
     return "\n".join(lines)
+
+
+def _sampled_lines(configs: list[dict], rate, by) -> list[str]:
+    """The stochastic mode's RUM, mixed-menu and parse-fail lines (``rate``, ``by``: `parts_tables`'s helpers)."""
+    from liedar.core.stats import wilson
+
+    with_rum = [c for c in configs if c.get("rum")]
+    lines = [f"RUM on the K samples (bootstrap test): {rate([not c['rum']['reject'] for c in with_rum])}"]
+    for key in ("framing", "tier"):
+        cells = by(key, lambda c: not c["rum"]["reject"] if c.get("rum") else None)
+        lines.append(f"  by {key}: " + ", ".join(f"{k} {rate(v)}" for k, v in cells.items()))
+    lines.append(
+        f"RUM exactly consistent (no noise allowance): {rate([c['rum']['exact']['consistent'] for c in with_rum])}"
+    )
+    mixed = [c["mixed_menus"] for c in configs if c.get("mixed_menus") and c["mixed_menus"]["n"]]
+    share = wilson(sum(int(m["successes"]) for m in mixed), sum(m["n"] for m in mixed))
+    lines.append(
+        f"Mixed menus (the K samples not unanimous): {share.value:.3f} [{share.lo:.3f}, {share.hi:.3f}] (n={share.n})"
+    )
+    replies = by("framing", lambda c: (c["n_parse_fail"], sum(c["rum"]["samples_per_menu"]) + c["n_parse_fail"]))
+    lines.append(
+        "Replies that failed to parse, by framing: "
+        + ", ".join(f"{f} {sum(a for a, _ in v) / sum(b for _, b in v):.3f}" for f, v in replies.items())
+    )
+    return lines
 
 
 if __name__ == "__main__":
