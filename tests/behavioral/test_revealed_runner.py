@@ -330,6 +330,37 @@ def test_the_study_tables_are_read_from_saved_parts(tmp_path):
     assert "lettered A (letters shuffled per menu): mean 0.50" in tables
 
 
+def test_the_sampled_study_tables_count_rum_mixed_menus_and_unparsed_replies(tmp_path):
+    """In stochastic mode the parts' tables add RUM on the K samples (bootstrap and exact),
+    the mixed-menu share pooled over menus, and the share of replies that failed to parse."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "menus_study_parts.py"
+    spec = importlib.util.spec_from_file_location("menus_study_parts", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)  # type: ignore[union-attr]
+
+    def config(framing, reject, mixed, fails):
+        return {
+            "scenario": "alpha", "framing": framing, "tier": "clear", "sarp": {"consistent": False},
+            "iia_reversals": 1, "houtman_maks": {"n_drop": 1}, "n_parse_fail": fails,
+            "rum": {"reject": reject, "exact": {"consistent": False}, "samples_per_menu": [20 - fails] + [20] * 14},
+            "mixed_menus": {"successes": mixed, "n": 15},
+        }  # fmt: skip
+
+    configs = [config("minimal", False, 3, 0), config("minimal", True, 6, 0), config("aggressive", True, 15, 10)]
+    part = {"seconds": 1.0, "load_before": 0.0, "load_after": 0.0,
+            "result": {"mode": "stochastic", "temperature": 0.7, "configs": configs}}  # fmt: skip
+    (tmp_path / "alpha.json").write_text(json.dumps(part))
+    tables = script.parts_tables([tmp_path / "alpha.json"])
+    assert "RUM on the K samples (bootstrap test): 0.33" in tables and "(1/3)" in tables
+    assert "minimal 0.50 [0.09, 0.91] (1/2), aggressive 0.00" in tables
+    assert "Mixed menus (the K samples not unanimous): 0.533" in tables  # 24 of 45 menus
+    assert "Replies that failed to parse, by framing: minimal 0.000, aggressive 0.033" in tables  # 10 of 300
+
+
 def test_a_part_of_the_study_letters_each_configuration_as_the_whole_study_does():
     """A configuration's lettering is keyed on its place in the whole design, not in the run:
     a study saved one scenario at a time equals the whole study, and no two scenarios share
