@@ -297,17 +297,24 @@ def test_each_menu_samples_with_its_own_seeds():
     assert menu_seed(5, 0) == 5
 
 
-def test_the_study_tables_are_read_from_saved_parts(tmp_path):
-    """`scripts/menus_study_parts.py --tables` combines the saved scenario parts: SARP counts
-    per scenario × framing, IIA sums, and the exact law's RUM and letter-A share."""
+def _parts_script():
+    """``scripts/menus_study_parts.py`` loaded as a module (scripts are not a package)."""
     import importlib.util
-    import json
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[2] / "scripts" / "menus_study_parts.py"
     spec = importlib.util.spec_from_file_location("menus_study_parts", path)
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)  # type: ignore[union-attr]
+    return script
+
+
+def test_the_study_tables_are_read_from_saved_parts(tmp_path):
+    """`scripts/menus_study_parts.py --tables` combines the saved scenario parts: SARP counts
+    per scenario × framing, IIA sums, and the exact law's RUM and letter-A share."""
+    import json
+
+    script = _parts_script()
 
     def config(scenario, framing, consistent, iia):
         return {
@@ -333,14 +340,9 @@ def test_the_study_tables_are_read_from_saved_parts(tmp_path):
 def test_the_sampled_study_tables_count_rum_mixed_menus_and_unparsed_replies(tmp_path):
     """In stochastic mode the parts' tables add RUM on the K samples (bootstrap and exact),
     the mixed-menu share pooled over menus, and the share of replies that failed to parse."""
-    import importlib.util
     import json
-    from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "scripts" / "menus_study_parts.py"
-    spec = importlib.util.spec_from_file_location("menus_study_parts", path)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)  # type: ignore[union-attr]
+    script = _parts_script()
 
     def config(framing, reject, mixed, fails):
         return {
