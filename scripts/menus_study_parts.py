@@ -107,6 +107,8 @@ def parts_tables(paths: list[Path]) -> str:
         return "no parts saved"
 
     def rate(rows: list[bool]) -> str:
+        if not rows:  # a part of the design: this cell was not run
+            return "–"
         e = wilson(sum(rows), len(rows))
         return f"{e.value:.2f} [{e.lo:.2f}, {e.hi:.2f}] ({sum(rows)}/{len(rows)})"
 
