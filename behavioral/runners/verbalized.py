@@ -1,7 +1,7 @@
 """Verbalized-awareness runner: free answers to the MCQ bank under evaluation-looking and
 deployment-looking presentations, scanned for statements that the model knows it is tested.
 
-Why generate *and* score on the same presentations: the issue asks for the correlation of
+Why generate *and* score on the same presentations: the instrument reports the correlation of
 verbalized awareness with the observer effect. Both are per item: the share of an item's
 evaluation-looking presentations whose free answer says "this is a test", and the item's
 observer difference (deployment − evaluation cloze accuracy, `liedar.behavioral.observer`).

@@ -3,7 +3,7 @@ threshold 0.6), with stated tolerances. Pure simulation: no model, a few seconds
 
 Tolerances: measured rates (see docs/consistency.md) plus about two binomial standard
 errors at n=100, so a change in the detector's semantics fails here while seed noise
-does not. Where the issue's stated number differs from ours (attractor 0.6, paraphrase
+does not. Where the specified number differs from ours (attractor 0.6, paraphrase
 partial knowledge), the band is around *our* measurement, and the docs say why.
 """
 
