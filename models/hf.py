@@ -379,7 +379,7 @@ class TransformersBackend(BackendBase):
                 )
             past = getattr(out, self._cache_kw)
             block = out.logits[:, -1].float().cpu().numpy()
-            rows = [block[row] for row in range(len(batch))]
+            rows = list(block)  # one row of logits per sample still in the batch
         return outs
 
 
