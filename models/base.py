@@ -127,6 +127,23 @@ class BackendBase:
         """
         return [self._sample_from(self.decode_start(ids), rng, budget, temperature) for rng in rngs]
 
+    def sample_continuations_many(
+        self,
+        prompts: Sequence[Sequence[int]],
+        rngs: Sequence[Sequence[np.random.Generator]],
+        budget: int,
+        temperature: float,
+    ) -> list[list[list[int]]]:
+        """`sample_continuations` for several prompts: ``out[i][k]`` continues ``prompts[i]``,
+        drawn with ``rngs[i][k]``.
+
+        Why a method: an engine that can batch rows of different prompts (transformers:
+        left-padded rows over one preallocated KV cache) decodes the K samples of many menus
+        in one step, and a step's cost grows much slower than its rows; the default samples
+        each prompt on its own.
+        """
+        return [self.sample_continuations(ids, r, budget, temperature) for ids, r in zip(prompts, rngs)]
+
     def _sample_from(self, logits: np.ndarray, rng: np.random.Generator, budget: int, temperature: float) -> list[int]:
         """One continuation from a decoding state whose next-token logits are ``logits``."""
         out: list[int] = []
@@ -361,8 +378,8 @@ def sample_token(logits: np.ndarray, temperature: float, rng: np.random.Generato
     """One next token drawn from ``logits`` at ``temperature``: the backends' one sampling rule.
 
     Why shared: `BackendBase.generate` and every backend's `sample_continuations` (which
-    `liedar.models.sampling` calls) draw through this one function, so the same seed gives
-    the same reply whichever path reads the prompt.
+    `liedar.models.sampling` calls) draw through this rule (`sample_tokens` for a batch of
+    rows), so the same seed gives the same reply whichever path reads the prompt.
 
     Parameters
     ----------
@@ -379,11 +396,44 @@ def sample_token(logits: np.ndarray, temperature: float, rng: np.random.Generato
     int
         The token id.
     """
+    return sample_tokens(np.asarray(logits)[None, :], temperature, [rng])[0]
+
+
+def sample_tokens(logits: np.ndarray, temperature: float, rngs: Sequence[np.random.Generator]) -> list[int]:
+    """One token per row of ``logits``, row r drawn with ``rngs[r]``: `sample_token` over a batch.
+
+    Why vectorised: a shared-prefix batch of the menu study decodes hundreds of rows a step,
+    and the softmax over the vocabulary row by row in Python cost a large part of the
+    model's step. The draw is the inverse CDF that ``rng.choice(V, p=p)`` computes (the
+    cumulative sum normalised by its last value, searched with one ``rng.random()``), so a
+    row drawn here is the token ``rng.choice`` draws from the same probabilities, bit for
+    bit (tests/models/test_sampling.py pins it).
+
+    Parameters
+    ----------
+    logits : numpy.ndarray
+        ``[rows, vocabulary]`` next-token logits.
+    temperature : float
+        0 takes each row's argmax (no draw); above 0 samples from ``softmax(logits / T)``.
+    rngs : sequence of numpy.random.Generator
+        One per row.
+
+    Returns
+    -------
+    list of int
+    """
     logits = np.asarray(logits, dtype=np.float64)
+    if logits.ndim != 2 or logits.shape[0] != len(rngs):
+        raise InputError(
+            f"sample_tokens needs [rows, vocabulary] logits and one generator per row, "
+            f"got shape {logits.shape} for {len(rngs)} generators"
+        )
     if temperature == 0:
-        return int(np.argmax(logits))
+        return [int(t) for t in np.argmax(logits, axis=1)]
     z = logits / temperature
-    z -= z.max()
+    z -= z.max(axis=1, keepdims=True)
     p = np.exp(z)
-    p /= p.sum()
-    return int(rng.choice(p.size, p=p))
+    p /= p.sum(axis=1, keepdims=True)
+    cdf = p.cumsum(axis=1)
+    cdf /= cdf[:, -1:]
+    return [int(np.searchsorted(cdf[r], rng.random(), side="right")) for r, rng in enumerate(rngs)]

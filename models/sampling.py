@@ -275,15 +275,55 @@ def sample_shared_prefix(
     list of Generation
         In seed order, as the per-sample loop returns them.
     """
+    return sample_shared_prefix_many(
+        backend, [prompt], samples=samples, max_tokens=max_tokens, temperature=temperature, seeds=[seed]
+    )[0]
+
+
+def sample_shared_prefix_many(
+    backend: Backend,
+    prompts: Sequence[TextInput],
+    *,
+    samples: int,
+    max_tokens: int = 64,
+    temperature: float = 0.7,
+    seeds: Sequence[int],
+) -> list[list[Generation]]:
+    """``samples`` sampled replies to each prompt, each prompt read once, all decoded together
+    where the engine can (`BackendBase.sample_continuations_many`).
+
+    Parameters
+    ----------
+    backend : BackendBase
+        Transformers (every prompt's K rows in one left-padded batch) or llama.cpp (one
+        prompt at a time, its cache kept between samples).
+    prompts : sequence of TextInput
+    samples : int
+        K >= 1, per prompt.
+    max_tokens, temperature
+        As in `generate`.
+    seeds : sequence of int
+        One per prompt: sample k of prompt i is seeded with ``seeds[i] + k``.
+
+    Returns
+    -------
+    list of list of Generation
+        ``out[i]`` holds prompt i's replies in seed order, as the per-sample loop returns them.
+    """
     backend = _local(backend, "shared-prefix sampling")
     if samples < 1:
         raise InputError(f"samples must be >= 1, got {samples}")
     if temperature < 0:
         raise InputError(f"temperature must be >= 0, got {temperature}")
-    enc = backend.encode(prompt, add_generation_prompt=True)
-    if not enc.ids:
-        raise InputError("the prompt is empty: give a prompt to generate from")
-    budget = min(int(max_tokens), backend.n_ctx - len(enc.ids))
-    rngs = [np.random.default_rng(seed + k) for k in range(samples)]
-    outs = backend.sample_continuations(enc.ids, rngs, budget, temperature)
-    return [Generation(enc.rendered.text, backend.detokenize(out), out, len(enc.ids)) for out in outs]
+    if len(seeds) != len(prompts):
+        raise InputError(f"one seed per prompt: got {len(seeds)} seeds for {len(prompts)} prompts")
+    encoded = [backend.encode(p, add_generation_prompt=True) for p in prompts]
+    if any(not enc.ids for enc in encoded):
+        raise InputError("a prompt is empty: give a prompt to generate from")
+    budget = min(int(max_tokens), backend.n_ctx - max(len(enc.ids) for enc in encoded))
+    rngs = [[np.random.default_rng(seed + k) for k in range(samples)] for seed in seeds]
+    outs = backend.sample_continuations_many([enc.ids for enc in encoded], rngs, budget, temperature)
+    return [
+        [Generation(enc.rendered.text, backend.detokenize(out), out, len(enc.ids)) for out in row]
+        for enc, row in zip(encoded, outs)
+    ]

@@ -1,17 +1,21 @@
-"""Time the menu study's sampling: K generate calls per menu against one shared read of the prompt.
+"""Time the menu study's sampling: K generate calls per menu against shared reads of the prompts.
 
 On a subset of the study's menus (the first vignettes of the chosen scenario, one framing,
-options lettered in the study's seeded order), each menu is answered three ways in the
-same run, the ways alternating menu by menu so that a shared machine's load falls on all:
+options lettered in the study's seeded order), each menu is answered up to four ways in the
+same run, the per-menu ways alternating menu by menu so that a shared machine's load falls
+on all:
 
-  loop    today's path: K ``backend.generate(prompt, seed=menu_seed(seed, j) + k)`` calls;
-  shared  ``sample_shared_prefix``: the prompt read once, the K continuations decoded
-          together (transformers: one batch over the prompt's KV cache);
-  exact   ``choice_law``: the letters' exact law at the temperature (one forward pass).
+  loop     the per-sample path: K ``backend.generate(prompt, seed=menu_seed(seed, j) + k)`` calls;
+  shared   ``sample_shared_prefix``: one menu at a time, its prompt read once and its K
+           continuations decoded together (transformers: one batch over the prompt's KV cache);
+  batched  ``sample_shared_prefix_many``: every menu of the subset at once (what the study
+           does with a configuration's 15 menus), each prompt read once, all rows decoded as
+           one batch; timed once over the subset, after the per-menu ways;
+  exact    ``choice_law``: the letters' exact law at the temperature (one forward pass).
 
-Printed: seconds per menu for each, the loop / shared ratio, the sampled replies' length in
-tokens (and how many the token budget cut), how many of the K replies
-agree token for token between loop and shared (they use the same sampler and seeds), the
+Printed: seconds per menu for each, the loop / shared and loop / batched ratios, the sampled
+replies' length in tokens (and how many the token budget cut), how many of the K replies
+agree token for token with the loop (they use the same sampler and seeds), the
 load average before and after, and a goodness-of-fit test of the sampled replies against
 the exact law: the replies whose first token is one of the menu's letters are counted per
 letter and compared with the law (Pearson statistic summed over menus, Monte-Carlo
@@ -42,7 +46,10 @@ def _parse() -> argparse.Namespace:
     ap.add_argument("--samples", type=int, default=20, help="K")
     ap.add_argument("--temperature", type=float, default=0.7)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--ways", default="loop,shared,exact", help="comma-separated subset of loop,shared,exact")
+    ap.add_argument(
+        "--ways", default="loop,shared,batched,exact", help="comma-separated subset of loop,shared,batched,exact"
+    )
+    ap.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"), help="transformers weights")
     return ap.parse_args()
 
 
@@ -89,7 +96,8 @@ def main() -> int:
     from liedar.behavioral.items.menus import FRAMINGS
     from liedar.models.sampling import option_tokens
 
-    backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
+    extra = {"dtype": args.dtype} if args.backend == "transformers" else {}
+    backend = models.load(args.model, backend=args.backend, n_threads=args.threads, **extra)
     framing = FRAMINGS[args.framing]
     max_tokens = 160 if framing.reasoning else 12
     jobs = _menu_prompts(args, framing)
@@ -97,31 +105,42 @@ def main() -> int:
     load0 = os.getloadavg()
     ways = [w for w in ("loop", "shared", "exact") if w in args.ways.split(",")]
     secs = {w: 0.0 for w in ways}
-    same = total = 0
-    mass, fits, lengths = [], [], []
+    outs: dict[str, list] = {w: [] for w in ways}
     for j, prompt in enumerate(jobs):
-        order = ways if j % 2 == 0 else ways[::-1]
-        out = {}
-        for way in order:
+        for way in ways if j % 2 == 0 else ways[::-1]:
             t0 = time.perf_counter()
-            out[way] = _answer(way, backend, prompt, j, args, max_tokens)
+            outs[way].append(_answer(way, backend, prompt, j, args, max_tokens))
             secs[way] += time.perf_counter() - t0
-        sampled = out.get("shared", out.get("loop"))
-        if sampled is not None:
-            lengths += [len(g.token_ids) for g in sampled]
-        if "loop" in out and "shared" in out:
-            same += sum(a.token_ids == b.token_ids for a, b in zip(out["loop"], out["shared"]))
-            total += args.samples
-        if "exact" in out:
-            mass.append(float(out["exact"].mass.sum()))
-            sampled = out.get("shared", out.get("loop"))
-            if sampled is not None:
-                letters = [ids[k] for ids, k in option_tokens(backend, prompt, out["exact"].options)]
-                firsts = [g.token_ids[0] if g.token_ids else None for g in sampled]
-                fits.append((np.array([firsts.count(t) for t in letters]), out["exact"].probs))
+    if "batched" in args.ways.split(","):
+        from liedar.behavioral.runners.menus import menu_seed
+        from liedar.models.sampling import sample_shared_prefix_many
+
+        t0 = time.perf_counter()
+        outs["batched"] = sample_shared_prefix_many(
+            backend, jobs, samples=args.samples, max_tokens=max_tokens, temperature=args.temperature,
+            seeds=[menu_seed(args.seed, j) for j in range(len(jobs))],
+        )  # fmt: skip
+        secs["batched"] = time.perf_counter() - t0
+    sampled_way = next((w for w in ("batched", "shared", "loop") if w in outs), None)
+    lengths = [len(g.token_ids) for menu in outs.get(sampled_way, []) for g in menu]
+    same = {
+        w: sum(a.token_ids == b.token_ids for m, n in zip(outs["loop"], outs[w]) for a, b in zip(m, n))
+        for w in ("shared", "batched")
+        if w in outs and "loop" in outs
+    }
+    mass, fits = [], []
+    for j, prompt in enumerate(jobs):
+        if "exact" in outs:
+            law = outs["exact"][j]
+            mass.append(float(law.mass.sum()))
+            if sampled_way is not None:
+                letters = [ids[k] for ids, k in option_tokens(backend, prompt, law.options)]
+                firsts = [g.token_ids[0] if g.token_ids else None for g in outs[sampled_way][j]]
+                fits.append((np.array([firsts.count(t) for t in letters]), law.probs))
     load1 = os.getloadavg()
     n = len(jobs)
-    print(f"{args.model} ({args.backend}, {args.threads} thread(s)), {n} menus of {args.scenario} x {args.framing}, "
+    print(f"{args.model} ({args.backend}, {args.dtype}, {args.threads} thread(s)), {n} menus of {args.scenario} "
+          f"x {args.framing}, "
           f"K={args.samples}, T={args.temperature}, max_tokens={max_tokens}")  # fmt: skip
     for way, s in secs.items():
         print(f"  {way:7s} {s:8.2f} s   {s / n:7.3f} s/menu")
@@ -129,18 +148,20 @@ def main() -> int:
         at_cap = sum(n_tok >= max_tokens for n_tok in lengths)
         print(f"sampled reply length: mean {np.mean(lengths):.1f} tokens, median {np.median(lengths):.0f}, "
               f"{at_cap}/{len(lengths)} cut at max_tokens")  # fmt: skip
-    if total:
-        print(f"replies identical token for token (loop vs shared): {same}/{total}")
+    for way, n_same in same.items():
+        print(f"replies identical token for token (loop vs {way}): {n_same}/{n * args.samples}")
     if mass:
         print(f"exact law: mean probability that a sampled reply starts with a menu letter {np.mean(mass):.3f}")
     if fits:
         stat, p, n_on, df = _goodness_of_fit(fits, np.random.default_rng(args.seed))
-        print(f"sampled first-token letters vs the exact law: {n_on} of {n * args.samples} replies start with a")
+        print(f"sampled ({sampled_way}) first-token letters vs the exact law: {n_on} of {n * args.samples} replies "
+              "start with a")  # fmt: skip
         print(f"  menu letter; Pearson statistic {stat:.1f} on {df} degrees of freedom, Monte-Carlo p = {p:.3f}")
     print(f"load average (1, 5, 15 min) before: {load0[0]:.1f} {load0[1]:.1f} {load0[2]:.1f}, "
           f"after: {load1[0]:.1f} {load1[1]:.1f} {load1[2]:.1f}")  # fmt: skip
-    if "loop" in secs and "shared" in secs:
-        print(f"\nspeed ratio, loop / shared: {secs['loop'] / secs['shared']:.1f}x")
+    for way in ("shared", "batched"):
+        if "loop" in secs and way in secs:
+            print(f"speed ratio, loop / {way}: {secs['loop'] / secs[way]:.1f}x")
     if "loop" in secs and "exact" in secs:
         print(f"speed ratio, loop / exact: {secs['loop'] / secs['exact']:.1f}x")
     return 0

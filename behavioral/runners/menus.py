@@ -345,34 +345,46 @@ def _choose_exact(
 
 
 SAMPLING_WAYS = {
-    "shared-prefix": "a local model: the K samples share one read of the prompt",
+    "shared-prefix": (
+        "a local model: each menu's prompt read once, its K samples (on transformers, a configuration's "
+        "menus) decoded as one batch"
+    ),
     "n": "a served model whose server honours n: one request with n=K, drawn by the server from one seed",
     "k-calls": "K generate calls per menu, seeds menu seed + 0..K-1 (on a served model: its server does not honour n)",
 }
 
 
 def _replies(
-    backend: Backend, prompt: TextInput, samples: int, max_tokens: int, temperature: float, seed: int
-) -> tuple[list[str], str]:
-    """K sampled replies and the way they were drawn (a key of `SAMPLING_WAYS`)."""
+    backend: Backend,
+    prompts: list[TextInput],
+    samples: int,
+    max_tokens: int,
+    temperature: float,
+    seeds: list[int],
+) -> tuple[list[list[str]], str]:
+    """K sampled replies to each prompt (prompt i's seeded from ``seeds[i]``) and the way they
+    were drawn (a key of `SAMPLING_WAYS`)."""
     from liedar.models.base import BackendBase  # torch-free
     from liedar.models.served import ServedBackend  # torch-free
 
     if isinstance(backend, BackendBase):
-        from liedar.models.sampling import sample_shared_prefix
+        from liedar.models.sampling import sample_shared_prefix_many
 
-        gens = sample_shared_prefix(
-            backend, prompt, samples=samples, max_tokens=max_tokens, temperature=temperature, seed=seed
+        gens = sample_shared_prefix_many(
+            backend, prompts, samples=samples, max_tokens=max_tokens, temperature=temperature, seeds=seeds
         )
-        return [g.text for g in gens], "shared-prefix"
+        return [[g.text for g in row] for row in gens], "shared-prefix"
     if isinstance(backend, ServedBackend):
-        gens = backend.sample(prompt, samples=samples, max_tokens=max_tokens, temperature=temperature, seed=seed)
-        return [g.text for g in gens], "n" if backend.n_honoured and samples > 1 else "k-calls"
-    texts = [
-        backend.generate(prompt, max_tokens=max_tokens, temperature=temperature, seed=seed + k).text
-        for k in range(samples)
+        rows = [
+            [g.text for g in backend.sample(p, samples=samples, max_tokens=max_tokens, temperature=temperature, seed=s)]
+            for p, s in zip(prompts, seeds)
+        ]
+        return rows, "n" if backend.n_honoured and samples > 1 else "k-calls"
+    rows = [
+        [backend.generate(p, max_tokens=max_tokens, temperature=temperature, seed=s + k).text for k in range(samples)]
+        for p, s in zip(prompts, seeds)
     ]
-    return texts, "k-calls"
+    return rows, "k-calls"
 
 
 def design_index() -> dict[tuple[str, str], int]:
@@ -413,15 +425,16 @@ def _choose_stochastic(
     scenario = SCENARIOS[vignette.scenario]
     menus, counts = scenario.menus(), []
     max_tokens = 160 if framing.reasoning else 12
-    for j, shown in enumerate(presented):
-        prompt = build_prompt(vignette, framing, shown)
+    prompts = [build_prompt(vignette, framing, shown) for shown in presented]
+    seeds = [menu_seed(seed, j) for j in range(len(presented))]
+    texts, way = _replies(backend, prompts, samples, max_tokens, temperature, seeds)
+    for shown, replies in zip(presented, texts):
         row: dict[Optional[str], int] = defaultdict(int)
-        texts, way = _replies(backend, prompt, samples, max_tokens, temperature, menu_seed(seed, j))
-        for text in texts:
+        for text in replies:
             row[parse_reply(text, shown, scenario)] += 1
         counts.append(dict(row))
-        if ways is not None:
-            ways[way] = ways.get(way, 0) + 1
+    if ways is not None:
+        ways[way] = ways.get(way, 0) + len(presented)
     return StochasticChoiceLog.from_counts(menus, counts, actions=scenario.actions)
 
 

@@ -132,6 +132,43 @@ def test_rows_that_end_early_leave_the_batch_and_the_others_still_equal_the_loop
     assert [g.token_ids for g in shared] == [g.token_ids for g in loop]
 
 
+def test_prompts_of_different_lengths_sampled_in_one_batch_equal_the_loop(lm, monkeypatch):
+    """Several prompts left-padded into one batch (the menu study's 15 menus a step), with
+    rows ending at different steps so the batch sheds rows: each reply must still be what
+    `generate` draws for that prompt and seed, so padding and positions change nothing."""
+    from liedar.models.sampling import sample_shared_prefix_many
+
+    monkeypatch.setattr(lm, "_end_ids", set(range(0, lm.model.config.vocab_size, 7)))
+    prompts = [PROMPT, "A much longer prompt about the colour of the evening sky, which", "Yes"]
+    seeds = [3, 40, 77]
+    loop = [
+        [lm.generate(p, max_tokens=10, temperature=1.3, seed=s + k) for k in range(4)] for p, s in zip(prompts, seeds)
+    ]
+    many = sample_shared_prefix_many(lm, prompts, samples=4, max_tokens=10, temperature=1.3, seeds=seeds)
+    assert len({len(lm.encode(p, add_generation_prompt=True).ids) for p in prompts}) == 3
+    assert len({len(g.token_ids) for row in loop for g in row}) >= 3, "rows must end at different steps"
+    assert [[g.token_ids for g in row] for row in many] == [[g.token_ids for g in row] for row in loop]
+    assert [[g.text for g in row] for row in many] == [[g.text for g in row] for row in loop]
+
+
+def test_the_batched_draw_is_rng_choice_bit_for_bit():
+    """`sample_tokens` is the inverse CDF ``rng.choice(V, p=p)`` computes, so a batch's draws are
+    the per-row rule's draws (and records sampled before it was vectorised stay reproducible)."""
+    from liedar.models.base import sample_tokens
+
+    g = np.random.default_rng(0)
+    for _ in range(60):
+        vocab, rows, t = int(g.integers(2, 5000)), int(g.integers(1, 6)), float(g.uniform(0.05, 3.0))
+        logits = (g.standard_normal((rows, vocab)) * g.uniform(0.1, 10.0)).astype(np.float32)
+        seeds = [int(s) for s in g.integers(0, 2**31, rows)]
+        want = []
+        for r, s in enumerate(seeds):
+            z = logits[r].astype(np.float64) / t
+            p = np.exp(z - z.max())
+            want.append(int(np.random.default_rng(s).choice(vocab, p=p / p.sum())))
+        assert sample_tokens(logits, t, [np.random.default_rng(s) for s in seeds]) == want
+
+
 def test_the_default_per_sample_continuations_equal_the_batched_ones(lm):
     """`BackendBase.sample_continuations` (the prompt re-read per sample) is the law the
     engines' overrides must reproduce."""
