@@ -27,6 +27,7 @@ def main() -> int:
         "--workers", type=int, default=1, help="one-thread worker processes, one configuration each (default 1)"
     )
     ap.add_argument("--mode", default="exact", choices=("deterministic", "stochastic", "exact"))
+    ap.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"), help="transformers weights")
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--temperature", type=float, default=0.7)
     ap.add_argument("--scenarios", default=None, help="comma-separated (default all, in the bank's order)")
@@ -56,13 +57,16 @@ def main() -> int:
     check_study_arguments(args.mode, args.samples, args.temperature, scenarios, None, framings)
     args.out.mkdir(parents=True, exist_ok=True)
     settings = StudySettings(mode=args.mode, samples=args.samples, temperature=args.temperature)
-    backend = None if args.workers > 1 else models.load(args.model, backend=args.backend, n_threads=args.threads)
+    load_kwargs = {"dtype": args.dtype} if args.backend == "transformers" else {}
+    backend = None
+    if args.workers == 1:
+        backend = models.load(args.model, backend=args.backend, n_threads=args.threads, **load_kwargs)
     for scenario in scenarios:
         load0, t0 = os.getloadavg()[0], time.perf_counter()
         if backend is None:
             res = run_menu_study_pooled(
                 args.model, backend=args.backend, workers=args.workers, scenarios=[scenario], framings=framings,
-                settings=settings, progress=False,
+                settings=settings, load_kwargs=load_kwargs, progress=False,
             )  # fmt: skip
         else:
             res = run_menu_study(
@@ -73,6 +77,7 @@ def main() -> int:
         data = {
             "seconds": secs,
             "workers": args.workers,
+            "dtype": args.dtype if args.backend == "transformers" else None,
             "load_before": load0,
             "load_after": os.getloadavg()[0],
             "result": res.to_dict(),

@@ -128,7 +128,7 @@ class MenuStudy(Instrument):
             fields: dict[str, Any] = {f: options.pop(f) for f in settings_keys if f in options}
             study = run_menu_study_pooled(
                 pool_model, backend=backend.kind, workers=workers, scenarios=list(items),
-                settings=StudySettings(seed=seed, **fields), load_kwargs={"n_ctx": backend.n_ctx},
+                settings=StudySettings(seed=seed, **fields), load_kwargs=_worker_load_kwargs(backend),
                 progress=progress, **options,
             )  # fmt: skip
             return InstrumentRun(self.name, study, [], (), {**fields, **options, "workers": workers})
@@ -186,3 +186,14 @@ class MenuStudy(Instrument):
 
     def summary(self, run: InstrumentRun) -> str:
         return study_tables(run.result)
+
+
+def _worker_load_kwargs(backend: Backend) -> dict[str, Any]:
+    """What a pooled worker loads its own copy of the model with, so it runs the model the
+    parent would have: the same context cap and, on transformers, the same weight dtype
+    (a bfloat16 study computed in float32 by its workers would be another study)."""
+    kwargs: dict[str, Any] = {"n_ctx": backend.n_ctx}
+    dtype = getattr(backend, "dtype_name", None)
+    if dtype is not None:
+        kwargs["dtype"] = dtype
+    return kwargs

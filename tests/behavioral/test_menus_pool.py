@@ -59,3 +59,20 @@ def test_the_instrument_runs_on_workers_when_asked(tiny_model_dir):
     alone = MenuStudy().run(lm, ["procurement"], seed=3, **options)
     assert pooled.options["workers"] == 2 and "workers" not in alone.options
     assert [(c.log, c.law) for c in pooled.result.configs] == [(c.log, c.law) for c in alone.result.configs]
+
+
+def test_workers_run_the_model_in_the_dtype_the_command_loaded(tiny_model_dir):
+    """A bfloat16 study on workers is computed in bfloat16: each worker loads the model with
+    the parent backend's dtype, so its laws are the one-process bfloat16 study's, not the
+    float32 model's."""
+    from liedar import models
+    from liedar.behavioral.runners.menus_instrument import MenuStudy
+
+    options = dict(mode="exact", temperature=0.7, tiers=["clear"], framings=["minimal"], order="shuffled")
+    half = models.load(str(tiny_model_dir), backend="transformers", n_threads=1, n_ctx=1024, dtype="bfloat16")
+    full = models.load(str(tiny_model_dir), backend="transformers", n_threads=1, n_ctx=1024)
+    pooled = MenuStudy().run(half, ["procurement"], seed=3, workers=2, pool_model=str(tiny_model_dir), **options)
+    alone = MenuStudy().run(half, ["procurement"], seed=3, **options)
+    in_float32 = MenuStudy().run(full, ["procurement"], seed=3, **options)
+    assert [c.law for c in pooled.result.configs] == [c.law for c in alone.result.configs]
+    assert [c.law for c in pooled.result.configs] != [c.law for c in in_float32.result.configs]
