@@ -10,9 +10,11 @@ in one run on one loaded model:
   llama.cpp the same GGUF run by llama.cpp: its bulk throughput (one 512-token prompt
             read, best of ``--repeats``) and its decoding speed on one sequence (a
             160-token reply), the two numbers a llama.cpp sampler would be bounded by;
-  sampler   the study's shared-prefix sampler (``sample_shared_prefix``) on the first
-            ``--menus`` menus of each framing kind (short replies: 12 new tokens; chain of
-            thought: 160), timed, with the replies' mean length in tokens.
+  sampler   the study's sampler (``sample_shared_prefix_many``: the menus' prompts each read
+            once, all their K replies decoded as one batch, as the study samples a
+            configuration's 15 menus) on the first ``--menus`` menus of each framing kind
+            (short replies: 12 new tokens; chain of thought: 160), in ``--dtype``, timed, with
+            the replies' mean length in tokens.
 
 It then prints, for the study's whole design (every scenario, vignette and framing: the
 menus of the study's own plan), the tokens the sampled mode must read and decode (menus x
@@ -22,7 +24,7 @@ to beat: a decoded token costs at least what a bulk-read one does, plus the read
 cache); the minutes at the sampler's measured speed; and how many times faster the ceiling
 is. Both speeds are measured in the same run.
 
-    .venv/bin/python scripts/bench_menu_budget.py --threads 2 --menus 3
+    .venv/bin/python scripts/bench_menu_budget.py --threads 2 --menus 15 --dtype bfloat16
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ def _parse() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="smollm2-135m")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--menus", type=int, default=3, help="menus sampled per framing kind")
+    ap.add_argument("--menus", type=int, default=15, help="menus sampled per framing kind, as one batch")
+    ap.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"), help="the sampler's weights")
     ap.add_argument("--samples", type=int, default=20, help="K")
     ap.add_argument("--temperature", type=float, default=0.7)
     ap.add_argument("--scenario", default="procurement")
@@ -110,23 +113,19 @@ def sample_menus(backend, args: argparse.Namespace, framing_key: str) -> tuple[f
     ``--menus`` menus of a framing."""
     from liedar.behavioral.items.menus import FRAMINGS, SCENARIOS, vignettes
     from liedar.behavioral.runners.menus import build_prompt, menu_seed
-    from liedar.models.sampling import sample_shared_prefix
+    from liedar.models.sampling import sample_shared_prefix_many
 
     framing = FRAMINGS[framing_key]
     max_tokens = 160 if framing.reasoning else 12
     vignette = vignettes(args.scenario)[0]
     prompts = [build_prompt(vignette, framing, menu) for menu in SCENARIOS[args.scenario].menus()[: args.menus]]
-    lengths: list[int] = []
-    prompt_lengths: list[int] = []
     t0 = time.perf_counter()
-    for j, prompt in enumerate(prompts):
-        gens = sample_shared_prefix(
-            backend, prompt, samples=args.samples, max_tokens=max_tokens, temperature=args.temperature,
-            seed=menu_seed(0, j),
-        )  # fmt: skip
-        lengths += [len(g.token_ids) for g in gens]
-        prompt_lengths.append(gens[0].n_prompt_tokens)
-    return time.perf_counter() - t0, lengths, prompt_lengths, max_tokens
+    gens = sample_shared_prefix_many(
+        backend, prompts, samples=args.samples, max_tokens=max_tokens, temperature=args.temperature,
+        seeds=[menu_seed(0, j) for j in range(len(prompts))],
+    )  # fmt: skip
+    secs = time.perf_counter() - t0
+    return secs, [len(g.token_ids) for row in gens for g in row], [row[0].n_prompt_tokens for row in gens], max_tokens
 
 
 def main() -> int:
@@ -135,6 +134,7 @@ def main() -> int:
     from liedar.behavioral.items.menus import FRAMINGS
 
     backend = models.load(args.model, backend="transformers", n_threads=args.threads)
+    sampler = backend if args.dtype == "float32" else None
     load0 = os.getloadavg()
     fp32_bulk = bulk_tokens_per_second(backend, args.repeats, bf16=False)
     bf16_bulk = bulk_tokens_per_second(backend, args.repeats, bf16=True)
@@ -144,7 +144,7 @@ def main() -> int:
     ceiling = max(fp32_bulk, bf16_bulk, llama_bulk)
     menus = design_menus()
     load1 = os.getloadavg()
-    print(f"{args.model}, {args.threads} thread(s), K={args.samples}, T={args.temperature}")
+    print(f"{args.model}, {args.threads} thread(s), K={args.samples}, T={args.temperature}, sampler in {args.dtype}")
     print(
         f"bulk read, tokens/s (best of {args.repeats}): transformers {fp32_bulk:,.0f} in float32, "
         f"{bf16_bulk:,.0f} under bf16 autocast (8 x 256 tokens); llama.cpp {llama_bulk:,.0f} (512 tokens)"
@@ -166,7 +166,9 @@ def main() -> int:
     print("|---|---|---|---|---|---|---|---|---|")
     floor_total = sampler_total = 0.0
     for kind, key in kinds.items():
-        secs, lengths, prompt_lengths, max_tokens = sample_menus(backend, args, key)
+        if sampler is None:
+            sampler = models.load(args.model, backend="transformers", n_threads=args.threads, dtype=args.dtype)
+        secs, lengths, prompt_lengths, max_tokens = sample_menus(sampler, args, key)
         mean_len = float(np.mean(lengths))
         # every menu's prompt is read once, then K replies are decoded
         tokens = menus[kind] * (float(np.mean(prompt_lengths)) + args.samples * mean_len)

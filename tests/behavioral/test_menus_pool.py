@@ -76,3 +76,27 @@ def test_workers_run_the_model_in_the_dtype_the_command_loaded(tiny_model_dir):
     in_float32 = MenuStudy().run(full, ["procurement"], seed=3, **options)
     assert [c.law for c in pooled.result.configs] == [c.law for c in alone.result.configs]
     assert [c.law for c in pooled.result.configs] != [c.law for c in in_float32.result.configs]
+
+
+def test_the_command_loads_the_dtype_it_is_given_and_records_it(tiny_model_dir, tmp_path, monkeypatch):
+    """`liedar behavioral menus --dtype bfloat16` runs the model in bfloat16 (its laws are the
+    bfloat16 model's) and says so in its output."""
+    import json
+
+    from liedar import models
+    from liedar.behavioral.runners.menus_instrument import MenuStudy
+    from liedar.cli import main
+
+    real_load = models.load  # the tiny model's own context (256) is shorter than a menu prompt
+    monkeypatch.setattr(models, "load", lambda name, **kw: real_load(name, **{**kw, "n_ctx": 1024}))
+    out = tmp_path / "menus.json"
+    argv = ["behavioral", "menus", "--model", str(tiny_model_dir), "--dtype", "bfloat16", "--mode", "exact",
+            "--scenarios", "procurement", "--tiers", "clear", "--framings", "minimal", "--quiet",
+            "--output", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    data = json.loads(out.read_text())
+    half = real_load(str(tiny_model_dir), backend="transformers", dtype="bfloat16", n_ctx=1024)
+    options = dict(mode="exact", temperature=0.7, tiers=["clear"], framings=["minimal"], order="shuffled")
+    want = MenuStudy().run(half, ["procurement"], seed=0, **options)
+    assert data["dtype"] == "bfloat16"
+    assert [c["law"] for c in data["result"]["configs"]] == [c.law for c in want.result.configs]

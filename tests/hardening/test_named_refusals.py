@@ -55,6 +55,13 @@ def test_base_url_with_a_local_model_is_refused(workdir, no_model, capsys):
     assert "--base-url applies to served models only" in line and "openai:NAME" in line
 
 
+@pytest.mark.parametrize("where", [["--backend", "llamacpp"], ["--model", "openai:x"]])
+def test_a_dtype_for_a_model_whose_weights_liedar_does_not_load_is_refused(where, workdir, no_model, capsys):
+    argv = ["behavioral", "menus", "--model", "smollm2-135m", *where, "--dtype", "bfloat16"]
+    line = _error(argv, capsys)
+    assert "--dtype bfloat16 sets the weights of a local transformers model" in line and "drop --dtype" in line
+
+
 def test_the_same_run_twice_is_refused(workdir, capsys):
     line = _error(["report", "--from", "results", "--from", "./results/", "--output", "rep"], capsys)
     assert "names the same run" in line
