@@ -364,8 +364,6 @@ class TransformersBackend(BackendBase):
         quarter to a third cut by it), and a batch that kept them would decode every row to
         the longest."""
         torch = self._torch
-        from transformers import StaticCache
-
         outs: list[list[list[int]]] = [[[] for _ in r] for r in rngs]
         pairs = [(i, k) for i, r in enumerate(rngs) for k in range(len(r))]  # batch row -> (prompt, sample)
         if not pairs or budget < 1:
@@ -376,7 +374,7 @@ class TransformersBackend(BackendBase):
         for i, p in enumerate(prompts):
             ids[i, width - len(p) :] = torch.tensor(list(p), dtype=torch.long)
             mask[i, width - len(p) : width] = 1
-        cache = StaticCache(config=self.model.config, max_cache_len=width + budget)
+        cache = self._decoding_cache(width + budget)
         with torch.inference_mode():
             out = self.model(
                 input_ids=ids.to(self.device),
@@ -420,6 +418,17 @@ class TransformersBackend(BackendBase):
                 )
             logits = out.logits[:, -1].float().cpu().numpy()
         return outs
+
+    def _decoding_cache(self, length: int):
+        """A `StaticCache` of ``length`` positions; on transformers 4.x, whose `StaticCache`
+        must know its batch size when it is made (the batch grows from the prompts to their
+        K rows each), a growing `DynamicCache`: the same replies, slower."""
+        from transformers import DynamicCache, StaticCache
+
+        try:
+            return StaticCache(config=self.model.config, max_cache_len=length)
+        except (TypeError, ValueError):
+            return DynamicCache()
 
 
 def _repeat_cache(past, n: int):

@@ -151,6 +151,25 @@ def test_prompts_of_different_lengths_sampled_in_one_batch_equal_the_loop(lm, mo
     assert [[g.text for g in row] for row in many] == [[g.text for g in row] for row in loop]
 
 
+def test_a_growing_cache_where_no_preallocated_one_can_be_made_gives_the_same_replies(lm, monkeypatch):
+    """transformers 4.x cannot make a `StaticCache` without its batch size: the batch then
+    decodes over a growing `DynamicCache`, and its replies are still the loop's."""
+    import transformers
+
+    from liedar.models.sampling import sample_shared_prefix_many
+
+    def refuse(**kwargs):
+        raise TypeError("StaticCache needs max_batch_size")
+
+    monkeypatch.setattr(transformers, "StaticCache", refuse)
+    prompts, seeds = [PROMPT, "Yes"], [5, 60]
+    loop = [
+        [lm.generate(p, max_tokens=8, temperature=1.1, seed=s + k) for k in range(3)] for p, s in zip(prompts, seeds)
+    ]
+    many = sample_shared_prefix_many(lm, prompts, samples=3, max_tokens=8, temperature=1.1, seeds=seeds)
+    assert [[g.token_ids for g in row] for row in many] == [[g.token_ids for g in row] for row in loop]
+
+
 def test_the_batched_draw_is_rng_choice_bit_for_bit():
     """`sample_tokens` is the inverse CDF ``rng.choice(V, p=p)`` computes, so a batch's draws are
     the per-row rule's draws (and records sampled before it was vectorised stay reproducible)."""
