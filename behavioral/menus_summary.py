@@ -38,6 +38,13 @@ def study_tables(result: Any) -> str:
     out.append("\nIIA reversals (pair winner loses to the pair loser in a larger menu), by scenario:")
     for k, v in d.iia_reversals_by_scenario().items():
         out.append(f"  {k:20s} {v}")
+    from liedar.behavioral.runners.menus import mechanism_counts  # the runner imports these tables
+
+    mechanisms = [mechanism_counts(c.log, c.scenario, c.presented) for c in d.configs if c.presented is not None]
+    if mechanisms:
+        totals = {m: sum(c[m] for c in mechanisms) for m in mechanisms[0]}
+        out.append("IIA reversals by pattern (a reversal can fit several): "
+                   + ", ".join(f"{m} {n}" for m, n in totals.items()))  # fmt: skip
     hm = [c.houtman_maks.n_drop for c in d.configs]
     out.append(f"Houtman-Maks (observations to drop to restore SARP): mean {sum(hm) / len(hm):.2f}, max {max(hm)}")
     if d.mode == "stochastic":

@@ -149,6 +149,7 @@ def parts_tables(paths: list[Path]) -> str:
     for key in ("scenario", "framing"):
         iia = by(key, lambda c: c["iia_reversals"])
         lines.append(f"IIA reversals by {key}: " + ", ".join(f"{k} {sum(v)}" for k, v in iia.items()))
+    lines += _mechanism_lines([c for c in configs if c.get("log") and c.get("presented")])
     hm = [c["houtman_maks"]["n_drop"] for c in configs]
     lines.append(f"Houtman-Maks: mean {sum(hm) / len(hm):.2f} of 15 menus, max {max(hm)}")
     if mode == "exact":
@@ -197,6 +198,27 @@ def _sampled_lines(configs: list[dict], rate, by) -> list[str]:
         "Replies that failed to parse, by framing: "
         + ", ".join(f"{f} {sum(a for a, _ in v) / sum(b for _, b in v):.3f}" for f, v in replies.items())
     )
+    return lines
+
+
+def _mechanism_lines(configs: list[dict]) -> list[str]:
+    """IIA reversals by pattern (`liedar.behavioral.revealed.iia_mechanisms`), by scenario, for
+    parts that kept each configuration's choices (the compact records in docs/records do not)."""
+    from collections import Counter
+
+    from liedar.behavioral.revealed import IIA_MECHANISMS
+    from liedar.behavioral.runners.menus import mechanism_counts
+
+    per_scenario: dict[str, Counter] = {}
+    for c in configs:
+        per_scenario.setdefault(c["scenario"], Counter()).update(
+            mechanism_counts(c["log"], c["scenario"], c["presented"])
+        )
+    if not per_scenario:
+        return []
+    lines = ["IIA reversals by pattern (a reversal can fit several): " + ", ".join(IIA_MECHANISMS)]
+    for scenario, found in per_scenario.items():
+        lines.append(f"  {scenario}: " + " / ".join(str(found[m]) for m in IIA_MECHANISMS))
     return lines
 
 

@@ -8,7 +8,8 @@ change when a third is shown? Import everything from here:
 * ``check_sarp`` / ``check_warp`` — one strict ranking explains every choice? (sarp.py);
   ``validate_menu_sarp`` / ``validate_menu_warp`` are the same functions under prefgraph's names.
 * ``houtman_maks`` — exact minimum number of observations to drop (houtman_maks.py).
-* ``iia_reversals`` / ``regularity_violations`` / ``mixed_menu_share`` (menu_effects.py).
+* ``iia_reversals`` / ``iia_mechanisms`` / ``regularity_violations`` / ``mixed_menu_share``
+  (menu_effects.py).
 * ``rum_exact`` / ``rum_test`` — random utility, exactly and with a bootstrap p-value;
   ``rum_exact_law`` on a model's exact choice probabilities (rum.py).
 
@@ -18,8 +19,10 @@ Nothing here imports torch or `models`.
 from liedar.behavioral.revealed.houtman_maks import HoutmanMaksResult, houtman_maks, restores_sarp
 from liedar.behavioral.revealed.logs import PARSE_FAIL, ChoiceLog, MenuChoiceLog, ParseFail, StochasticChoiceLog
 from liedar.behavioral.revealed.menu_effects import (
+    IIA_MECHANISMS,
     IIAReversal,
     RegularityViolation,
+    iia_mechanisms,
     iia_reversals,
     mixed_menu_share,
     regularity_violations,
@@ -53,6 +56,8 @@ __all__ = [
     "check_warp",
     "houtman_maks",
     "iia_reversals",
+    "iia_mechanisms",
+    "IIA_MECHANISMS",
     "mixed_menu_share",
     "regularity_violations",
     "restores_sarp",

@@ -14,7 +14,7 @@ and a stochastic one (K samples per menu) use the same definitions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import Mapping, Sequence, Union
 
 from liedar.behavioral.revealed.logs import ChoiceLog, MenuChoiceLog, StochasticChoiceLog
 from liedar.core._util.serial import Serial
@@ -195,3 +195,56 @@ def mixed_menu_share(log: Union[StochasticChoiceLog, ChoiceLog]) -> Estimate:
         return Estimate(float("nan"), 0.0, 1.0, 0, "wilson", note="no menu had an on-menu answer")
     mixed = sum(int((c > 0).sum() > 1) for c in rows)
     return wilson(mixed, len(rows))
+
+
+IIA_MECHANISMS = ("letter position", "compromise", "severity anchor", "other")
+
+
+def iia_mechanisms(reversal: IIAReversal, severity: Sequence[str], shown_first: Mapping[frozenset, str]) -> list[str]:
+    """The patterns an IIA reversal fits, from `IIA_MECHANISMS` (several can apply; "other" when none does).
+
+    Why: a reversal count says that a choice depends on the menu, not how; the published
+    study read its reversals as compromise effects and severity anchors. With options
+    lettered in a shuffled order a third reading has to come first: a model that picks the
+    option shown first reverses whenever the lettering does.
+
+    * **letter position**: the pair's winner was shown first in the pair, and the larger
+      menu's choice was shown first there.
+    * **compromise**: the larger menu has three actions and its choice is the middle one by
+      severity.
+    * **severity anchor**: every added action is milder than both pair actions and the
+      choice moved to the more severe one, or every added action is more severe and the
+      choice moved to the milder one (the menu's extreme pulls the choice away from it).
+
+    Parameters
+    ----------
+    reversal : IIAReversal
+    severity : sequence of str
+        The scenario's actions, mildest first.
+    shown_first : mapping of frozenset to str
+        Each menu (as a set of actions) and the action lettered A in it.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> r = IIAReversal(("a", "b"), "a", ("a", "b", "c"), "b", 1.0, (0.0, 1.0))
+    >>> iia_mechanisms(r, ["a", "b", "c"], {frozenset("ab"): "b", frozenset("abc"): "c"})
+    ['compromise']
+    """
+    rank = {action: i for i, action in enumerate(severity)}
+    found = []
+    pair, larger = frozenset(reversal.pair), frozenset(reversal.larger_menu)
+    if shown_first.get(pair) == reversal.pair_choice and shown_first.get(larger) == reversal.larger_choice:
+        found.append("letter position")
+    ordered = sorted(reversal.larger_menu, key=rank.__getitem__)
+    if len(ordered) == 3 and ordered[1] == reversal.larger_choice:
+        found.append("compromise")
+    added = [rank[a] for a in reversal.larger_menu if a not in pair]
+    low, high = sorted(rank[a] for a in reversal.pair)
+    harsher = rank[reversal.larger_choice] > rank[reversal.pair_choice]
+    if (all(a < low for a in added) and harsher) or (all(a > high for a in added) and not harsher):
+        found.append("severity anchor")
+    return found or ["other"]

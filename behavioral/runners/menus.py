@@ -54,6 +54,8 @@ from liedar.behavioral.items.menus import (
     vignettes,
 )
 from liedar.behavioral.revealed import (
+    IIA_MECHANISMS,
+    ChoiceLog,
     HoutmanMaksResult,
     MenuChoiceLog,
     RumExactResult,
@@ -62,6 +64,7 @@ from liedar.behavioral.revealed import (
     StochasticChoiceLog,
     check_sarp,
     houtman_maks,
+    iia_mechanisms,
     iia_reversals,
     mixed_menu_share,
     regularity_violations,
@@ -267,6 +270,28 @@ def analyse_config(
         logprobs=logprobs,
         presented=presented,
     )
+
+
+def mechanism_counts(log: dict[str, Any], scenario: str, presented: Sequence[Sequence[str]]) -> dict[str, int]:
+    """How many of a configuration's IIA reversals fit each pattern of `IIA_MECHANISMS`
+    (`iia_mechanisms`; a reversal can fit several), from the configuration as saved: its
+    ``log`` (a choice log's ``to_dict``) and the order each menu was lettered in.
+
+    Why from the saved form: the patterns are a reading of choices already made, so a study
+    saved to disk (the parts of `scripts/menus_study_parts.py`) is read the same way as one
+    in memory."""
+    actions = SCENARIOS[scenario].actions
+    if "choices" in log:
+        choice_log: ChoiceLog = MenuChoiceLog(log["menus"], log["choices"], actions=actions)
+    else:
+        counts = [{**c, **f} for c, f in zip(log["counts"], log["parse_fails"])]
+        choice_log = StochasticChoiceLog.from_counts(log["menus"], counts, actions=actions)
+    shown_first = {frozenset(menu): menu[0] for menu in presented}
+    found = dict.fromkeys(IIA_MECHANISMS, 0)
+    for reversal in iia_reversals(choice_log):
+        for mechanism in iia_mechanisms(reversal, actions, shown_first):
+            found[mechanism] += 1
+    return found
 
 
 ORDERS = ("shuffled", "canonical")

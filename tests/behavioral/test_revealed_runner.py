@@ -193,6 +193,15 @@ def test_shuffled_order_exposes_a_letter_preference_that_canonical_order_hides()
     assert canonical.sarp_pass().value == 1.0  # "always A" over mild -> drastic lists looks rational
     assert shuffled.sarp_pass().value < 1.0  # over shuffled letters it is what it is: inconsistent
     assert all(c.presented is not None and len(c.presented) == 15 for c in shuffled.configs)
+    # every reversal of a model that answers "A" is the lettering's: each one fits "letter position"
+    from liedar.behavioral.runners.menus import mechanism_counts
+
+    mechanisms = [mechanism_counts(c.log, c.scenario, c.presented) for c in shuffled.configs]
+    assert sum(c.iia_reversals for c in shuffled.configs) > 0
+    assert all(m["letter position"] == c.iia_reversals for m, c in zip(mechanisms, shuffled.configs))
+    from liedar.behavioral.menus_summary import study_tables
+
+    assert "IIA reversals by pattern" in study_tables(shuffled)
     with pytest.raises(InputError, match="option order"):
         run_menu_study(FirstLetterBackend(), order="random", **kw)
 
@@ -377,3 +386,38 @@ def test_a_part_of_the_study_letters_each_configuration_as_the_whole_study_does(
     }
     positions = {s: [[sorted(m).index(m[0]) for m in p] for p in rows] for s, rows in by_scenario.items()}
     assert positions["support_triage"] != positions["procurement"]
+
+
+def test_each_iia_pattern_is_recognised_and_a_reversal_that_fits_none_is_other():
+    """Actions a < b < c < d by severity; the pair (b, c) is won by b."""
+    from liedar.behavioral.revealed import IIAReversal, iia_mechanisms
+
+    severity = ["a", "b", "c", "d"]
+    first = {frozenset("bc"): "c"}  # the pair's loser was shown first: no letter reading for the pair
+
+    def patterns(larger, choice, first_shown=first):
+        return iia_mechanisms(IIAReversal(("b", "c"), "b", larger, choice, 1.0, (0.0, 1.0)), severity, first_shown)
+
+    assert patterns(("b", "c", "d"), "c") == ["compromise"]  # c is the middle of b, c, d
+    assert patterns(("a", "b", "c"), "c") == ["severity anchor"]  # a milder option added, the choice got harsher
+    assert patterns(("b", "c", "d", "a"), "c") == ["other"]  # added on both sides, not the middle of three
+    shown_first = {frozenset("bc"): "b", frozenset("bcd"): "c"}
+    assert patterns(("b", "c", "d"), "c", shown_first) == ["letter position", "compromise"]
+    reversed_pair = IIAReversal(("b", "c"), "c", ("b", "c", "d"), "b", 1.0, (0.0, 1.0))
+    assert iia_mechanisms(reversed_pair, severity, {}) == ["severity anchor"]  # harsher d added, choice got milder
+
+
+def test_saved_parts_read_the_reversal_patterns_from_the_choices_they_kept(tmp_path):
+    """A study saved in parts (its configurations with their choices and letterings) prints the
+    IIA patterns; for a model that answers "A", the letter position is every reversal's."""
+    import json
+
+    shuffled = run_menu_study(FirstLetterBackend(), scenarios=["procurement"], tiers=["clear"],
+                              framings=["minimal"], progress=False)  # fmt: skip
+    part = {"seconds": 1.0, "load_before": 0.0, "load_after": 0.0, "result": shuffled.to_dict()}
+    (tmp_path / "procurement.json").write_text(json.dumps(part))
+    tables = _parts_script().parts_tables([tmp_path / "procurement.json"])
+    total = sum(c.iia_reversals for c in shuffled.configs)
+    assert total > 0
+    assert f"  procurement: {total} / " in tables  # letter position: every reversal
+    assert "IIA reversals by pattern (a reversal can fit several): letter position, compromise" in tables
