@@ -403,7 +403,7 @@ def sample_tokens(logits: np.ndarray, temperature: float, rngs: Sequence[np.rand
     """One token per row of ``logits``, row r drawn with ``rngs[r]``: `sample_token` over a batch.
 
     Why vectorised: a shared-prefix batch of the menu study decodes hundreds of rows a step,
-    and the softmax over the vocabulary row by row in Python cost a large part of the
+    and the softmax over the vocabulary row by row in Python costs a large part of the
     model's step. The draw is the inverse CDF that ``rng.choice(V, p=p)`` computes (the
     cumulative sum normalised by its last value, searched with one ``rng.random()``), so a
     row drawn here is the token ``rng.choice`` draws from the same probabilities, bit for

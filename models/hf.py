@@ -356,7 +356,7 @@ class TransformersBackend(BackendBase):
         configuration sampled together decode several times more tokens a second than one
         menu's 20 rows. The prompts are left-padded (masked, with their own positions), so
         every row writes the same column of one preallocated cache (`StaticCache`: a growing
-        cache copies itself every step, which cost half of a 150-row step).
+        cache copies itself every step: half of a 150-row step, profiled).
 
         A row that has ended stops drawing; once a quarter of the batch has ended, the ended
         rows leave it (the cache keeps the others): chain-of-thought replies to one menu end

@@ -172,7 +172,7 @@ def test_a_growing_cache_where_no_preallocated_one_can_be_made_gives_the_same_re
 
 def test_the_batched_draw_is_rng_choice_bit_for_bit():
     """`sample_tokens` is the inverse CDF ``rng.choice(V, p=p)`` computes, so a batch's draws are
-    the per-row rule's draws (and records sampled before it was vectorised stay reproducible)."""
+    the per-row rule's draws (and records drawn with ``rng.choice`` stay reproducible)."""
     from liedar.models.base import sample_tokens
 
     g = np.random.default_rng(0)
