@@ -17,7 +17,14 @@ Nothing here imports torch or `models`.
 """
 
 from liedar.behavioral.revealed.houtman_maks import HoutmanMaksResult, houtman_maks, restores_sarp
-from liedar.behavioral.revealed.logs import PARSE_FAIL, ChoiceLog, MenuChoiceLog, ParseFail, StochasticChoiceLog
+from liedar.behavioral.revealed.logs import (
+    PARSE_FAIL,
+    ChoiceLog,
+    MenuChoiceLog,
+    ParseFail,
+    StochasticChoiceLog,
+    choice_log_from_dict,
+)
 from liedar.behavioral.revealed.menu_effects import (
     IIA_MECHANISMS,
     IIAReversal,
@@ -41,6 +48,7 @@ from liedar.behavioral.revealed.sarp import (
 __all__ = [
     "PARSE_FAIL",
     "ChoiceLog",
+    "choice_log_from_dict",
     "HoutmanMaksResult",
     "IIAReversal",
     "MenuChoiceLog",

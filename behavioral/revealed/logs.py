@@ -481,3 +481,25 @@ class StochasticChoiceLog:
 
 
 ChoiceLog = Union[MenuChoiceLog, StochasticChoiceLog]
+
+
+def choice_log_from_dict(data: Mapping[str, Any], actions: Optional[Sequence[str]] = None) -> ChoiceLog:
+    """The log a ``to_dict`` wrote: a `MenuChoiceLog` (``choices``) or a `StochasticChoiceLog`
+    (``counts`` and ``parse_fails``), so a saved study can be read again (e.g. for
+    `iia_mechanisms` over the parts a study saved).
+
+    Parameters
+    ----------
+    data : mapping
+        What ``MenuChoiceLog.to_dict`` or ``StochasticChoiceLog.to_dict`` returned.
+    actions : sequence of str, optional
+        The task's full action set.
+
+    Returns
+    -------
+    MenuChoiceLog or StochasticChoiceLog
+    """
+    if "choices" in data:
+        return MenuChoiceLog(data["menus"], data["choices"], actions=actions)
+    counts = [{**c, **f} for c, f in zip(data["counts"], data["parse_fails"])]
+    return StochasticChoiceLog.from_counts(data["menus"], counts, actions=actions)

@@ -55,7 +55,6 @@ from liedar.behavioral.items.menus import (
 )
 from liedar.behavioral.revealed import (
     IIA_MECHANISMS,
-    ChoiceLog,
     HoutmanMaksResult,
     MenuChoiceLog,
     RumExactResult,
@@ -63,6 +62,7 @@ from liedar.behavioral.revealed import (
     SarpResult,
     StochasticChoiceLog,
     check_sarp,
+    choice_log_from_dict,
     houtman_maks,
     iia_mechanisms,
     iia_reversals,
@@ -281,14 +281,9 @@ def mechanism_counts(log: dict[str, Any], scenario: str, presented: Sequence[Seq
     saved to disk (the parts of `scripts/menus_study_parts.py`) is read the same way as one
     in memory."""
     actions = SCENARIOS[scenario].actions
-    if "choices" in log:
-        choice_log: ChoiceLog = MenuChoiceLog(log["menus"], log["choices"], actions=actions)
-    else:
-        counts = [{**c, **f} for c, f in zip(log["counts"], log["parse_fails"])]
-        choice_log = StochasticChoiceLog.from_counts(log["menus"], counts, actions=actions)
     shown_first = {frozenset(menu): menu[0] for menu in presented}
     found = dict.fromkeys(IIA_MECHANISMS, 0)
-    for reversal in iia_reversals(choice_log):
+    for reversal in iia_reversals(choice_log_from_dict(log, actions)):
         for mechanism in iia_mechanisms(reversal, actions, shown_first):
             found[mechanism] += 1
     return found

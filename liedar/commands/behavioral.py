@@ -24,6 +24,7 @@ from typing import Any, Optional
 from liedar.behavioral.instrument import Instrument
 from liedar.behavioral.registry import instruments
 from liedar.commands.args import (
+    DTYPE_CHOICES,
     add_interval_argument,
     add_model_arguments,
     add_output_argument,
@@ -48,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             p.add_argument(
                 "--dtype",
                 default="float32",
-                choices=("float32", "bfloat16"),
+                choices=DTYPE_CHOICES,
                 help="transformers weights (default float32); bfloat16 runs about twice as fast on a CPU with "
                 "bfloat16 instructions, and the numbers are then the model's in that precision",
             )

@@ -421,3 +421,16 @@ def test_saved_parts_read_the_reversal_patterns_from_the_choices_they_kept(tmp_p
     assert total > 0
     assert f"  procurement: {total} / " in tables  # letter position: every reversal
     assert "IIA reversals by pattern (a reversal can fit several): letter position, compromise" in tables
+
+
+def test_a_saved_choice_log_reads_back_to_the_same_log():
+    """`choice_log_from_dict` inverts both logs' ``to_dict``, parse-fails included."""
+    from liedar.behavioral.revealed import MenuChoiceLog, StochasticChoiceLog, choice_log_from_dict
+
+    actions = ["a", "b", "c"]
+    menus = [["a", "b"], ["b", "c"], ["a", "b", "c"]]
+    one = MenuChoiceLog(menus, ["a", None, "c"], actions=actions)
+    many = StochasticChoiceLog.from_counts(menus, [{"a": 3, "b": 1}, {"c": 2, None: 2}, {"b": 4}], actions=actions)
+    for log in (one, many):
+        back = choice_log_from_dict(json.loads(json.dumps(log.to_dict())), actions)
+        assert type(back) is type(log) and back.to_dict() == log.to_dict()
