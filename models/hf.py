@@ -348,21 +348,22 @@ class TransformersBackend(BackendBase):
         return self.sample_continuations_many([ids], [rngs], budget, temperature)[0]
 
     def sample_continuations_many(self, prompts, rngs, budget, temperature):
-        """Every prompt's K continuations decoded as one batch: each prompt read once, its KV
-        rows repeated K times; row (i, k) draws with ``rngs[i][k]`` exactly as `generate` would.
+        """Every prompt's K continuations decoded as one batch: each prompt read once and kept
+        once; row (i, k) draws with ``rngs[i][k]`` exactly as `generate` would.
 
         Why one batch over many prompts: a decoding step costs about the same for 20 rows as
         for 300 (the weights are read once a step either way), so the 15 menus of a
         configuration sampled together decode several times more tokens a second than one
-        menu's 20 rows. The prompts are left-padded (masked, with their own positions), so
-        every row writes the same column of one preallocated cache (`StaticCache`: a growing
-        cache copies itself every step: half of a 150-row step, profiled).
+        menu's 20 rows. The prompts are left-padded (masked, with their own positions), and
+        each step's attention reads a prompt's keys once for all its rows
+        (`liedar.models.shared_prefix`) rather than once per row from a copied cache.
 
         A row that has ended stops drawing; once a quarter of the batch has ended, the ended
-        rows leave it (the cache keeps the others): chain-of-thought replies to one menu end
-        at very different lengths (smollm2-135m: mean 89-104 of a 160-token budget, a
-        quarter to a third cut by it), and a batch that kept them would decode every row to
-        the longest."""
+        rows leave it: chain-of-thought replies to one menu end at very different lengths
+        (smollm2-135m: mean 89-104 of a 160-token budget, a quarter to a third cut by it),
+        and a batch that kept them would decode every row to the longest."""
+        from liedar.models.shared_prefix import SharedPrefixState, shared_prefix_decoding
+
         torch = self._torch
         outs: list[list[list[int]]] = [[[] for _ in r] for r in rngs]
         pairs = [(i, k) for i, r in enumerate(rngs) for k in range(len(r))]  # batch row -> (prompt, sample)
@@ -370,65 +371,56 @@ class TransformersBackend(BackendBase):
             return outs
         width = max(len(p) for p in prompts)
         ids = torch.full((len(prompts), width), self._pad_id, dtype=torch.long)
-        mask = torch.zeros((len(prompts), width + budget), dtype=torch.long)
+        real = torch.zeros((len(prompts), width), dtype=torch.bool)
         for i, p in enumerate(prompts):
             ids[i, width - len(p) :] = torch.tensor(list(p), dtype=torch.long)
-            mask[i, width - len(p) : width] = 1
-        cache = self._decoding_cache(width + budget)
-        with torch.inference_mode():
-            out = self.model(
-                input_ids=ids.to(self.device),
-                attention_mask=mask[:, :width].to(self.device),
-                position_ids=(mask[:, :width].cumsum(-1) - 1).clamp(min=0).to(self.device),
-                use_cache=True,
-                **{self._cache_kw: cache},
-                **self._last_logits,
-            )
+            real[i, width - len(p) :] = True
         index = torch.tensor([i for i, _ in pairs], dtype=torch.long)
-        cache.reorder_cache(index.to(self.device))  # each prompt's rows repeated to its K samples
-        mask, lengths = mask[index], torch.tensor([len(prompts[i]) for i, _ in pairs], dtype=torch.long)
-        logits = out.logits[:, -1].float().cpu().numpy()[index.numpy()]
-        live = list(range(len(pairs)))  # batch rows still drawing
-        step = torch.full((len(pairs),), self._pad_id, dtype=torch.long)  # what an ended row is fed
-        for n in range(budget):
-            drawn = sample_tokens(logits[live], temperature, [rngs[pairs[b][0]][pairs[b][1]] for b in live])
-            kept = []
-            for b, token in zip(live, drawn):
-                if not self._is_end(token):
-                    outs[pairs[b][0]][pairs[b][1]].append(token)
-                    step[b] = token
-                    kept.append(b)
-            if not kept or n + 1 >= budget:
-                break
-            if len(kept) <= 3 * len(pairs) // 4:  # a quarter has ended: the batch sheds its rows
-                rows = torch.tensor(kept, dtype=torch.long)
-                cache.reorder_cache(rows.to(self.device))
-                mask, lengths, step = mask[rows], lengths[rows], step[rows]
-                pairs = [pairs[b] for b in kept]
-                kept = list(range(len(kept)))
-            live = kept
-            mask[:, width + n] = 1
+        state = SharedPrefixState(real, index, budget)
+        lengths = torch.tensor([len(prompts[i]) for i, _ in pairs], dtype=torch.long)
+        step = np.full(len(pairs), self._pad_id, dtype=np.int64)  # what each row is fed next (an ended row: pad)
+
+        def forward(tokens, positions):
             with torch.inference_mode():
                 out = self.model(
-                    input_ids=step[:, None].to(self.device),
-                    attention_mask=mask[:, : width + n + 1].to(self.device),
-                    position_ids=(lengths + n)[:, None].to(self.device),
-                    use_cache=True,
-                    **{self._cache_kw: cache},
+                    input_ids=tokens.to(self.device),
+                    position_ids=positions.to(self.device),
+                    use_cache=False,
+                    shared_prefix=state,
+                    **self._last_logits,
                 )
-            logits = out.logits[:, -1].float().cpu().numpy()
+            state.advance()
+            return out.logits[:, -1]
+
+        def rows_of(logits, live):  # rows picked before float32: half the bytes copied
+            if len(live) < len(logits):
+                logits = logits.index_select(0, torch.tensor(live, dtype=torch.long, device=logits.device))
+            return logits.float().cpu().numpy()
+
+        with shared_prefix_decoding(self.model):
+            logits = forward(ids, (real.long().cumsum(-1) - 1).clamp(min=0)).index_select(0, index.to(self.device))
+            live = list(range(len(pairs)))  # batch rows still drawing
+            for n in range(budget):
+                drawn = sample_tokens(
+                    rows_of(logits, live), temperature, [rngs[pairs[b][0]][pairs[b][1]] for b in live]
+                )
+                kept = []
+                for b, token in zip(live, drawn):
+                    if not self._is_end(token):
+                        outs[pairs[b][0]][pairs[b][1]].append(token)
+                        step[b] = token
+                        kept.append(b)
+                if not kept or n + 1 >= budget:
+                    break
+                if len(kept) <= 3 * len(pairs) // 4:  # a quarter has ended: the batch sheds its rows
+                    rows = torch.tensor(kept, dtype=torch.long)
+                    state.keep(rows)
+                    lengths, step = lengths[rows], step[rows.numpy()]
+                    pairs = [pairs[b] for b in kept]
+                    kept = list(range(len(kept)))
+                live = kept
+                logits = forward(torch.from_numpy(step)[:, None], (lengths + n)[:, None])
         return outs
-
-    def _decoding_cache(self, length: int):
-        """A `StaticCache` of ``length`` positions; on transformers 4.x, whose `StaticCache`
-        must know its batch size when it is made (the batch grows from the prompts to their
-        K rows each), a growing `DynamicCache`: the same replies, slower."""
-        from transformers import DynamicCache, StaticCache
-
-        try:
-            return StaticCache(config=self.model.config, max_cache_len=length)
-        except (TypeError, ValueError):
-            return DynamicCache()
 
 
 def _repeat_cache(past, n: int):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from scipy.stats import chisquare
 
 from liedar.core.errors import InputError
@@ -151,34 +152,82 @@ def test_prompts_of_different_lengths_sampled_in_one_batch_equal_the_loop(lm, mo
     assert [[g.text for g in row] for row in many] == [[g.text for g in row] for row in loop]
 
 
-def test_a_growing_cache_where_no_preallocated_one_can_be_made_gives_the_same_replies(lm, monkeypatch):
-    """transformers 4.x cannot make a `StaticCache` without its batch size: the batch then
-    decodes over a growing `DynamicCache`, and its replies are still the loop's."""
-    import transformers
+@pytest.fixture(scope="module")
+def windowed_lm(tiny_model_dir, tmp_path_factory):
+    """A random 2-layer Gemma3 (one sliding-window layer of 6 positions, one global) with the
+    tiny tokenizer: prompts and replies run past its window."""
+    import shutil
 
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    from liedar import models
+
+    folder = tmp_path_factory.mktemp("tiny-gemma3")
+    for f in tiny_model_dir.iterdir():
+        if "token" in f.name or f.name.endswith(".jinja"):
+            shutil.copy(f, folder / f.name)
+    config = Gemma3TextConfig(
+        vocab_size=lm_vocab(tiny_model_dir), hidden_size=48, intermediate_size=96, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=12, query_pre_attn_scalar=12,
+        sliding_window=6, layer_types=["sliding_attention", "full_attention"], max_position_embeddings=256,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    Gemma3ForCausalLM(config).save_pretrained(folder)
+    return models.load(str(folder), backend="transformers", n_threads=1)
+
+
+def lm_vocab(folder):
+    from transformers import AutoConfig
+
+    return AutoConfig.from_pretrained(folder).vocab_size
+
+
+def test_a_sliding_window_model_sampled_in_one_batch_equals_the_loop(windowed_lm):
+    """Gemma3's local layers see only the last 6 positions; the batch must hide the same
+    prompt columns and generated tokens from them as the model's own cache does."""
     from liedar.models.sampling import sample_shared_prefix_many
 
-    def refuse(**kwargs):
-        raise TypeError("StaticCache needs max_batch_size")
-
-    monkeypatch.setattr(transformers, "StaticCache", refuse)
-    prompts, seeds = [PROMPT, "Yes"], [5, 60]
+    lm = windowed_lm
+    prompts = [PROMPT, "A much longer prompt about the colour of the evening sky, which", "Yes"]
+    seeds = [5, 60, 11]
     loop = [
-        [lm.generate(p, max_tokens=8, temperature=1.1, seed=s + k) for k in range(3)] for p, s in zip(prompts, seeds)
+        [lm.generate(p, max_tokens=12, temperature=1.1, seed=s + k) for k in range(3)] for p, s in zip(prompts, seeds)
     ]
-    many = sample_shared_prefix_many(lm, prompts, samples=3, max_tokens=8, temperature=1.1, seeds=seeds)
+    many = sample_shared_prefix_many(lm, prompts, samples=3, max_tokens=12, temperature=1.1, seeds=seeds)
+    assert max(len(lm.encode(p, add_generation_prompt=True).ids) for p in prompts) > 6, "a prompt must outrun it"
+    assert max(len(g.token_ids) for row in loop for g in row) > 6, "replies must outrun the window"
     assert [[g.token_ids for g in row] for row in many] == [[g.token_ids for g in row] for row in loop]
 
 
-def test_the_batched_draw_is_rng_choice_bit_for_bit():
-    """`sample_tokens` is the inverse CDF ``rng.choice(V, p=p)`` computes, so a batch's draws are
-    the per-row rule's draws (and records drawn with ``rng.choice`` stay reproducible)."""
+def test_the_model_attention_is_its_own_again_after_a_batch_and_after_a_failed_one(lm, monkeypatch):
+    from liedar.models.sampling import sample_shared_prefix_many
+
+    before = lm.model.config._attn_implementation
+    sample_shared_prefix_many(lm, [PROMPT], samples=2, max_tokens=3, temperature=1.0, seeds=[1])
+    assert lm.model.config._attn_implementation == before
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("draw failed")
+
+    monkeypatch.setattr("liedar.models.hf.sample_tokens", fail)
+    with pytest.raises(RuntimeError, match="draw failed"):
+        sample_shared_prefix_many(lm, [PROMPT], samples=2, max_tokens=3, temperature=1.0, seeds=[1])
+    assert lm.model.config._attn_implementation == before
+    monkeypatch.undo()
+    assert lm.generate(PROMPT, max_tokens=4, temperature=0.0).token_ids
+
+
+def test_the_batched_draw_is_rng_choice():
+    """`sample_tokens` is the inverse CDF ``rng.choice(V, p=p)`` computes, searched block by
+    block: on these 60 vocabularies (some smaller than a block, most with a part block at the
+    end) every token is ``rng.choice``'s, so records drawn with ``rng.choice`` stay reproducible."""
     from liedar.models.base import sample_tokens
 
     g = np.random.default_rng(0)
     for trial in range(60):
         vocab, rows, t = int(g.integers(2, 5000)), int(g.integers(1, 6)), float(g.uniform(0.05, 3.0))
         rows = 70 if trial == 0 else rows  # more rows than one block of the vectorised draw
+        vocab = 100 if trial == 1 else 512 if trial == 2 else vocab  # less than one block of tokens; whole blocks
         logits = (g.standard_normal((rows, vocab)) * g.uniform(0.1, 10.0)).astype(np.float32)
         seeds = [int(s) for s in g.integers(0, 2**31, rows)]
         want = []

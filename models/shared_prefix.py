@@ -1,0 +1,185 @@
+"""Attention for a batch of rows that continue a few shared prompts, each prompt read once a step.
+
+The menu study samples K = 20 replies to each of a configuration's 15 prompts: 300 rows, 20
+of which share every prompt token. A key-value cache with one copy of the prompt per row
+makes every decoding step read the prompt 20 times over (profiled on smollm2-135m's
+chain-of-thought framing, with a copied cache: attention was 40% of the step). Here the
+prompts' keys and values are kept once. Each step attends every row's query to its prompt
+(the 20 rows of a prompt are 20 more queries against the same keys, one attention call for
+all prompts) and, separately, to the row's own generated tokens; the two parts are merged
+by their log-sum-exps into the one softmax a cache holding the whole sequence would give
+("cascade" attention).
+
+It plugs into a transformers model through the library's own seam: the function is
+registered in ``transformers.AttentionInterface`` under `ATTENTION_NAME`, and the model's
+forward passes a `SharedPrefixState` to it as the ``shared_prefix`` keyword, so no cache
+object of the library is involved (``use_cache=False``) and the model's weights and
+positions are its own.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+import torch
+
+ATTENTION_NAME = "liedar_shared_prefix"
+
+
+class SharedPrefixState:
+    """The prompts' keys and values, and each row's generated keys and values, per layer.
+
+    Parameters
+    ----------
+    prompt_mask : torch.Tensor
+        ``[prompts, width]`` bool: the left-padded prompts' real tokens.
+    owners : torch.Tensor
+        ``[rows]`` long: the prompt each decoding row continues, rows of one prompt
+        contiguous (a shed keeps their order).
+    budget : int
+        Generated tokens a row can hold.
+    """
+
+    def __init__(self, prompt_mask: torch.Tensor, owners: torch.Tensor, budget: int):
+        self.prompt_mask = prompt_mask.bool()
+        self.width = prompt_mask.shape[1]
+        self.budget = budget
+        self.prefilling = True
+        self.written = 0  # generated columns already in the suffix
+        self._prefix: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+        self._suffix: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+        self._set_rows(owners)
+
+    def _set_rows(self, owners: torch.Tensor) -> None:
+        """Where each row sits in the ``[prompts, most rows of a prompt]`` grid the shared
+        products use; a prompt with fewer rows leaves its grid slots empty."""
+        counts = torch.bincount(owners, minlength=self.prompt_mask.shape[0])
+        first = torch.cumsum(counts, 0) - counts
+        self.owners = owners
+        self.per_prompt = int(counts.max())
+        self.slots = owners * self.per_prompt + (torch.arange(len(owners)) - first[owners])
+
+    def keep(self, rows: torch.Tensor) -> None:
+        """Drop every row not in ``rows`` (ascending): ended replies leave the batch."""
+        for layer, (k, v) in self._suffix.items():
+            self._suffix[layer] = (k.index_select(0, rows), v.index_select(0, rows))
+        self._set_rows(self.owners.index_select(0, rows))
+
+    def advance(self) -> None:
+        """Close a forward pass: the prompt is in, or one generated column is written."""
+        if self.prefilling:
+            self.prefilling = False
+        else:
+            self.written += 1
+
+    def prefill(self, module, query, key, value, scaling, sliding_window):
+        """Causal attention over the left-padded prompts; their keys and values are kept."""
+        self._prefix[module.layer_idx] = (key, value)
+        width = self.width
+        position = torch.arange(width)
+        allowed = position[None, :] <= position[:, None]
+        if sliding_window:
+            allowed &= position[None, :] > position[:, None] - sliding_window
+        allowed = allowed[None] & self.prompt_mask[:, None, :]
+        allowed |= torch.eye(width, dtype=torch.bool)[None]  # a pad query sees itself: no empty softmax
+        groups = query.shape[1] // key.shape[1]
+        key, value = key.repeat_interleave(groups, 1), value.repeat_interleave(groups, 1)
+        out, _ = _attend(query, key, value, scaling, _bias(allowed, query)[:, None])
+        return out
+
+    def decode(self, module, query, key, value, scaling, sliding_window):
+        """One new token per row against its prompt (shared) and its own generated tokens: two
+        attentions, each with its log-sum-exp, merged into the one softmax over both."""
+        layer, column = module.layer_idx, self.written
+        if layer not in self._suffix:
+            shape = (key.shape[0], key.shape[1], self.budget, key.shape[3])
+            self._suffix[layer] = (key.new_empty(shape), value.new_empty(shape))
+        own_k, own_v = self._suffix[layer]
+        own_k[:, :, column] = key[:, :, 0]
+        own_v[:, :, column] = value[:, :, 0]
+        prompt_k, prompt_v = self._prefix[layer]
+        rows, heads, _, dim = query.shape
+        prompts, kv_heads, width, _ = prompt_k.shape
+        groups = heads // kv_heads
+        q = query.reshape(rows, kv_heads, groups, dim)
+        seen = self.prompt_mask
+        if sliding_window and width + column >= sliding_window:  # a key at column c of a prompt
+            seen = seen.clone()  # sits at position c - width + its length; the query at length + column
+            seen[:, : width + column - sliding_window + 1] = False
+        grid = self._to_grid(q, prompts)  # a prompt's rows as more queries against its keys
+        shared, shared_lse = _attend(grid, prompt_k, prompt_v, scaling, _bias(seen, q)[:, None, None])
+        shared_lse = shared_lse.masked_fill(~seen.any(-1)[:, None, None], float("-inf"))  # all out of the window
+        own_seen = torch.ones(column + 1, dtype=torch.bool)
+        if sliding_window and column >= sliding_window:  # generated past the window itself
+            own_seen[: column - sliding_window + 1] = False
+        own_k, own_v = own_k[:, :, : column + 1], own_v[:, :, : column + 1]
+        own, own_lse = _attend(q, own_k, own_v, scaling, _bias(own_seen, q)[None, None, None])
+        shared_lse = self._from_grid(shared_lse[..., None], groups)
+        total = torch.logaddexp(shared_lse, own_lse[..., None])
+        shared_share = torch.exp(shared_lse - total).to(query.dtype)  # weights in the model's dtype: the
+        own_share = torch.exp(own_lse[..., None] - total).to(query.dtype)  # sum is rounded to it anyway
+        out = self._from_grid(shared, groups) * shared_share + own * own_share
+        return out.reshape(rows, heads, 1, dim)
+
+    def _to_grid(self, per_row: torch.Tensor, prompts: int) -> torch.Tensor:
+        """``[rows, kv_heads, groups, n]`` to ``[prompts, kv_heads, per_prompt * groups, n]``."""
+        rows, kv_heads, groups, n = per_row.shape
+        grid = per_row.new_zeros(prompts * self.per_prompt, kv_heads, groups, n)
+        grid[self.slots] = per_row
+        grid = grid.view(prompts, self.per_prompt, kv_heads, groups, n).transpose(1, 2)
+        return grid.reshape(prompts, kv_heads, self.per_prompt * groups, n)
+
+    def _from_grid(self, grid: torch.Tensor, groups: int) -> torch.Tensor:
+        """The inverse of `_to_grid`, for the rows that exist."""
+        prompts, kv_heads, _, n = grid.shape
+        grid = grid.view(prompts, kv_heads, self.per_prompt, groups, n).transpose(1, 2)
+        return grid.reshape(prompts * self.per_prompt, kv_heads, groups, n)[self.slots]
+
+
+def _bias(seen: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """An additive mask in ``like``'s dtype: 0 where a key is seen, minus infinity where not."""
+    return torch.zeros(seen.shape, dtype=like.dtype).masked_fill(~seen, float("-inf"))
+
+
+def _attend(query, key, value, scaling, bias):
+    """Attention and its log-sum-exp per query, from PyTorch's fused CPU kernel (float32
+    accumulation, as the model's own attention has; a product of bfloat16 matrices rounds
+    the scores themselves to bfloat16). A query that sees no key gets zeros and a
+    log-sum-exp of 0, not minus infinity: `SharedPrefixState.decode` corrects it."""
+    return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(  # noqa: SLF001 (public: no LSE)
+        query, key, value, 0.0, False, attn_mask=bias, scale=scaling
+    )
+
+
+def shared_prefix_attention(
+    module, query, key, value, attention_mask, scaling=None, dropout=0.0, shared_prefix=None, **kwargs
+):
+    """The ``AttentionInterface`` entry: the model's attention call, answered by the state."""
+    if shared_prefix is None:
+        raise RuntimeError(f"the {ATTENTION_NAME!r} attention runs only inside shared_prefix_decoding")
+    if kwargs.get("softcap") is not None:
+        raise NotImplementedError("the shared-prefix sampler does not soft-cap attention scores (gemma2's)")
+    if scaling is None:
+        scaling = query.shape[-1] ** -0.5
+    step = shared_prefix.prefill if shared_prefix.prefilling else shared_prefix.decode
+    out = step(module, query, key, value, scaling, kwargs.get("sliding_window"))
+    return out.transpose(1, 2), None
+
+
+@contextmanager
+def shared_prefix_decoding(model) -> Iterator[None]:
+    """Route ``model``'s attention through `shared_prefix_attention` for the block; the
+    model's own implementation is restored after it, also on error."""
+    from transformers import AttentionInterface
+
+    AttentionInterface.register(ATTENTION_NAME, shared_prefix_attention)
+    configs = {id(m.config): m.config for m in model.modules() if hasattr(m, "config")}
+    saved = {key: config._attn_implementation for key, config in configs.items()}  # noqa: SLF001 (the
+    try:  # switch the attention layers of every transformers from 4.48 read)
+        for config in configs.values():
+            config._attn_implementation = ATTENTION_NAME  # noqa: SLF001
+        yield
+    finally:
+        for key, config in configs.items():
+            config._attn_implementation = saved[key]  # noqa: SLF001
