@@ -138,9 +138,9 @@ class BackendBase:
         drawn with ``rngs[i][k]``.
 
         Why a method: an engine that can batch rows of different prompts (transformers:
-        left-padded rows over one preallocated KV cache) decodes the K samples of many menus
-        in one step, and a step's cost grows much slower than its rows; the default samples
-        each prompt on its own.
+        left-padded rows, each prompt's keys kept once for its K rows) decodes the K samples
+        of many menus in one step, and a step's cost grows much slower than its rows; the
+        default samples each prompt on its own.
         """
         return [self.sample_continuations(ids, r, budget, temperature) for ids, r in zip(prompts, rngs)]
 
@@ -407,10 +407,10 @@ def sample_tokens(logits: np.ndarray, temperature: float, rngs: Sequence[np.rand
     model's step. The draw is the inverse CDF that ``rng.choice(V, p=p)`` computes (one
     ``rng.random()`` against the cumulative probabilities), searched in two levels: sums of
     blocks of `_TOKENS_PER_BLOCK` tokens first, then the cumulative sum inside the one block
-    the draw falls in (a cumulative sum over all 49,152 of smollm2's tokens was 60% of the
-    draw). The law is ``softmax(logits / T)`` in float64, and the token is ``rng.choice``'s
-    from the same probabilities except where the draw falls within float64 rounding of a
-    boundary (tests/models/test_sampling.py compares them).
+    the draw falls in (300 rows of smollm2's 49,152 tokens: 0.034 s a draw, against 0.088 s
+    with a cumulative sum over every token). The law is ``softmax(logits / T)`` in float64,
+    and the token is ``rng.choice``'s from the same probabilities except where the draw
+    falls within float64 rounding of a boundary (tests/models/test_sampling.py compares them).
 
     Parameters
     ----------
