@@ -51,6 +51,8 @@ class FakeState:
         self.bodies: list[dict] = []
         self.headers: list[dict] = []
         self.lock = threading.Lock()
+        self.closing = threading.Event()  # set at teardown: a slow handler stops waiting
+        self.handler_errors: list[str] = []  # what a handler raised (a client gone, say)
 
 
 def _letters_logprobs(key: str, letters: str = "ABCDE") -> list[dict]:
@@ -64,6 +66,26 @@ def _letters_logprobs(key: str, letters: str = "ABCDE") -> list[dict]:
 def _sampled_letter(key: str, seed: int, index: int) -> str:
     """A reply to a sampling request: a letter that depends on the prompt, seed and choice."""
     return "ABC"[hashlib.sha256(f"{key}|{seed}|{index}".encode()).digest()[0] % 3]
+
+
+class TestServer(ThreadingHTTPServer):
+    """A threaded server whose handler threads end with it and never print.
+
+    `server_close` joins every handler thread (``daemon_threads`` off), so no handler outlives
+    its fixture; and a handler's error (a client that timed out and left, so the reply meets a
+    closed socket) is recorded on ``errors`` instead of printed to ``sys.stderr``, where it
+    would land in whichever later test happens to be capturing the stream.
+    """
+
+    daemon_threads = False
+    block_on_close = True
+
+    def __init__(self, address, handler, errors: list[str]) -> None:
+        super().__init__(address, handler)
+        self.errors = errors
+
+    def handle_error(self, request, client_address) -> None:
+        self.errors.append(repr(sys.exc_info()[1]))
 
 
 def make_handler(state: FakeState):
@@ -97,9 +119,9 @@ def make_handler(state: FakeState):
                 state.headers.append(dict(self.headers))
             try:
                 if state.delay:
-                    time.sleep(state.delay)
+                    state.closing.wait(state.delay)
                 if state.mode == "slow":
-                    time.sleep(3.0)
+                    state.closing.wait(3.0)
                 if state.mode == "500":
                     return self._send(500, {"error": {"message": "boom"}})
                 if state.mode == "malformed":
@@ -141,16 +163,24 @@ def make_handler(state: FakeState):
 
 @pytest.fixture
 def fake_server():
+    """The fake API on a free 127.0.0.1 port; ``state.close()`` stops it (teardown does too)."""
     state = FakeState()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state))
+    server = TestServer(("127.0.0.1", 0), make_handler(state), state.handler_errors)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     state.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+    def close() -> None:
+        if not state.closing.is_set():
+            state.closing.set()
+            server.shutdown()
+            server.server_close()  # joins the handler threads
+
+    state.close = close
     try:
         yield state
     finally:
-        server.shutdown()
-        server.server_close()
+        close()
 
 
 def smollm2_gguf() -> Path:
@@ -226,6 +256,7 @@ class NProxy:
         self.requests = 0
         self.upstream_requests = 0
         self.lock = threading.Lock()
+        self.handler_errors: list[str] = []
 
     def forward(self, path: str, body: "dict | None") -> tuple[int, bytes]:
         data = None if body is None else json.dumps(body).encode()
@@ -281,7 +312,7 @@ def make_proxy_handler(proxy: NProxy):
 @pytest.fixture
 def n_proxy(llama_server):
     proxy = NProxy(llama_server.base_url)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_proxy_handler(proxy))
+    server = TestServer(("127.0.0.1", 0), make_proxy_handler(proxy), proxy.handler_errors)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     proxy.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"

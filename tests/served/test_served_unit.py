@@ -4,6 +4,7 @@ concurrency, rate limit, and every fault as one clear line. No model, no network
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import numpy as np
@@ -158,6 +159,18 @@ def test_slow_response_times_out(fake_server, tmp_path):
         b.generate("x")
     assert "did not answer within 0.5s" in one_line(e.value)
     assert time.perf_counter() - t0 < 2.5
+
+
+def test_a_timed_out_handler_ends_with_its_server_and_prints_nothing(fake_server, tmp_path, capsys):
+    # The handler is still waiting when the client gives up; closing the server must end it,
+    # or it wakes during a later test and prints a traceback into that test's captured stderr.
+    fake_server.mode = "slow"
+    with backend(fake_server, tmp_path, timeout=0.3) as b, pytest.raises(LiedarError):
+        b.generate("x")
+    fake_server.close()
+    handlers = [t for t in threading.enumerate() if "process_request_thread" in repr(getattr(t, "_target", None))]
+    assert not handlers
+    assert capsys.readouterr().err == ""
 
 
 def test_unknown_model(fake_server, tmp_path):
