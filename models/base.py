@@ -133,6 +133,7 @@ class BackendBase:
         rngs: Sequence[Sequence[np.random.Generator]],
         budget: int,
         temperature: float,
+        first_logits: Optional[list[np.ndarray]] = None,
     ) -> list[list[list[int]]]:
         """`sample_continuations` for several prompts: ``out[i][k]`` continues ``prompts[i]``,
         drawn with ``rngs[i][k]``.
@@ -141,7 +142,14 @@ class BackendBase:
         left-padded rows, each prompt's keys kept once for its K rows) decodes the K samples
         of many menus in one step, and a step's cost grows much slower than its rows; the
         default samples each prompt on its own.
+
+        ``first_logits``, when a list, receives each prompt's next-token logits (float64, in
+        prompt order): the law every row's first draw is made from, which the exact choice
+        law reads (`liedar.models.sampling.sample_with_choice_laws`). Transformers gives the
+        batch's own prefill logits; the default reads each prompt once more for them.
         """
+        if first_logits is not None:
+            first_logits.extend(self.decode_start(ids) for ids in prompts)
         return [self.sample_continuations(ids, r, budget, temperature) for ids, r in zip(prompts, rngs)]
 
     def _sample_from(self, logits: np.ndarray, rng: np.random.Generator, budget: int, temperature: float) -> list[int]:

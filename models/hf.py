@@ -347,7 +347,7 @@ class TransformersBackend(BackendBase):
         """The K continuations of one prompt: `sample_continuations_many` with one prompt."""
         return self.sample_continuations_many([ids], [rngs], budget, temperature)[0]
 
-    def sample_continuations_many(self, prompts, rngs, budget, temperature):
+    def sample_continuations_many(self, prompts, rngs, budget, temperature, first_logits=None):
         """Every prompt's K continuations decoded as one batch: each prompt read once and kept
         once; row (i, k) draws with ``rngs[i][k]`` exactly as `generate` would.
 
@@ -368,6 +368,8 @@ class TransformersBackend(BackendBase):
         outs: list[list[list[int]]] = [[[] for _ in r] for r in rngs]
         pairs = [(i, k) for i, r in enumerate(rngs) for k in range(len(r))]  # batch row -> (prompt, sample)
         if not pairs or budget < 1:
+            if first_logits is not None:
+                first_logits.extend(self.decode_start(p) for p in prompts)
             return outs
         width = max(len(p) for p in prompts)
         ids = torch.full((len(prompts), width), self._pad_id, dtype=torch.long)
@@ -398,7 +400,10 @@ class TransformersBackend(BackendBase):
             return logits.float().cpu().numpy()
 
         with shared_prefix_decoding(self.model):
-            logits = forward(ids, (real.long().cumsum(-1) - 1).clamp(min=0)).index_select(0, index.to(self.device))
+            logits = forward(ids, (real.long().cumsum(-1) - 1).clamp(min=0))
+            if first_logits is not None:  # the prefill's own logits: the law of every row's first draw
+                first_logits.extend(logits.double().cpu().numpy())
+            logits = logits.index_select(0, index.to(self.device))
             live = list(range(len(pairs)))  # batch rows still drawing
             for n in range(budget):
                 drawn = sample_tokens(

@@ -130,7 +130,14 @@ def option_tokens(backend: BackendBase, prompt: TextInput, options: Sequence[str
     return out
 
 
-def choice_law(backend: Backend, prompt: TextInput, options: Sequence[str], temperature: float) -> ChoiceLaw:
+def choice_law(
+    backend: Backend,
+    prompt: TextInput,
+    options: Sequence[str],
+    temperature: float,
+    *,
+    next_logits: Optional[np.ndarray] = None,
+) -> ChoiceLaw:
     """The probability of each option under temperature-``temperature`` sampling, exactly.
 
     Parameters
@@ -145,6 +152,10 @@ def choice_law(backend: Backend, prompt: TextInput, options: Sequence[str], temp
         The only replies allowed, e.g. the menu's answer letters.
     temperature : float
         Must be > 0 (at 0 the law is a point mass on the argmax of ``logprobs``).
+    next_logits : numpy.ndarray, optional
+        A local model's next-token logits after ``prompt`` (rendered with the generation
+        prompt), already computed by the caller: the options' first tokens are read from
+        them instead of a new forward pass (`sample_with_choice_laws`).
 
     Returns
     -------
@@ -173,6 +184,8 @@ def choice_law(backend: Backend, prompt: TextInput, options: Sequence[str], temp
     backend = _local(backend, "the exact choice law")
     split = option_tokens(backend, prompt, options)
     first_logits: dict[tuple[int, ...], np.ndarray] = {}
+    if next_logits is not None:  # an option whose tokens begin right after the prompt reads them
+        first_logits[tuple(backend.encode(prompt, add_generation_prompt=True).ids)] = np.asarray(next_logits)
     lp1, lpt, n_forward = [], [], 0
     for ids, k in split:
         prefix = tuple(ids[:k])
@@ -310,6 +323,63 @@ def sample_shared_prefix_many(
     list of list of Generation
         ``out[i]`` holds prompt i's replies in seed order, as the per-sample loop returns them.
     """
+    return _sample_many(backend, prompts, samples, max_tokens, temperature, seeds, None)
+
+
+def sample_with_choice_laws(
+    backend: Backend,
+    prompts: Sequence[TextInput],
+    options: Sequence[Sequence[str]],
+    *,
+    samples: int,
+    max_tokens: int = 64,
+    temperature: float = 0.7,
+    seeds: Sequence[int],
+) -> tuple[list[list[Generation]], list[ChoiceLaw]]:
+    """`sample_shared_prefix_many` and each prompt's `choice_law` at the same temperature,
+    from one forward pass over the prompts.
+
+    Why one pass: the exact law of a constrained reply is read from the next-token logits
+    after the prompt, which are the logits the sampled replies' first draws are made from.
+    Sampling already computes them, so the law costs no forward pass of its own (an option
+    of several tokens still walks its tokens), and the sampled replies' first tokens are
+    drawn from exactly the law they are tested against.
+
+    Parameters
+    ----------
+    backend : BackendBase
+    prompts : sequence of TextInput
+    options : sequence of sequence of str
+        Each prompt's allowed replies, e.g. its menu's letters.
+    samples, max_tokens, temperature, seeds
+        As in `sample_shared_prefix_many`; ``temperature`` must be > 0 (the law's).
+
+    Returns
+    -------
+    replies : list of list of Generation
+        As `sample_shared_prefix_many` returns them.
+    laws : list of ChoiceLaw
+        One per prompt, as `choice_law` computes it.
+    """
+    if not np.isfinite(temperature) or temperature <= 0:
+        raise InputError(f"the exact choice law needs a temperature > 0, got {temperature}")
+    if len(options) != len(prompts):
+        raise InputError(f"one list of options per prompt: got {len(options)} for {len(prompts)} prompts")
+    first: list[np.ndarray] = []
+    replies = _sample_many(backend, prompts, samples, max_tokens, temperature, seeds, first)
+    laws = [choice_law(backend, p, o, temperature, next_logits=logits) for p, o, logits in zip(prompts, options, first)]
+    return replies, laws
+
+
+def _sample_many(
+    backend: Backend,
+    prompts: Sequence[TextInput],
+    samples: int,
+    max_tokens: int,
+    temperature: float,
+    seeds: Sequence[int],
+    first_logits: Optional[list[np.ndarray]],
+) -> list[list[Generation]]:
     backend = _local(backend, "shared-prefix sampling")
     if samples < 1:
         raise InputError(f"samples must be >= 1, got {samples}")
@@ -322,7 +392,7 @@ def sample_shared_prefix_many(
         raise InputError("a prompt is empty: give a prompt to generate from")
     budget = min(int(max_tokens), backend.n_ctx - max(len(enc.ids) for enc in encoded))
     rngs = [[np.random.default_rng(seed + k) for k in range(samples)] for seed in seeds]
-    outs = backend.sample_continuations_many([enc.ids for enc in encoded], rngs, budget, temperature)
+    outs = backend.sample_continuations_many([enc.ids for enc in encoded], rngs, budget, temperature, first_logits)
     return [
         [Generation(enc.rendered.text, backend.detokenize(out), out, len(enc.ids)) for out in row]
         for enc, row in zip(encoded, outs)

@@ -7,6 +7,12 @@ printed), so a run that has to stop still leaves whole scenarios to report.
     OMP_NUM_THREADS=1 .venv/bin/python scripts/menus_study_parts.py --mode exact --framings minimal --out runs/menus
     .venv/bin/python scripts/menus_study_parts.py --mode exact --workers 2 --out runs/menus   # two one-thread processes
     .venv/bin/python scripts/menus_study_parts.py --tables runs/menus   # the whole study's tables from the parts
+    .venv/bin/python scripts/menus_study_parts.py --mode whole --workers 2 --out runs/whole   # exact and sampled
+
+``--mode whole`` runs the exact and the sampled study together on one pool of warm workers,
+each configuration's prompts read once for both (`run_whole_study_pooled`), and saves
+``exact.json`` and ``stochastic.json`` when the whole design has run: the time saved is the
+point, so it is not cut into scenarios.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ def main() -> int:
     ap.add_argument(
         "--workers", type=int, default=1, help="one-thread worker processes, one configuration each (default 1)"
     )
-    ap.add_argument("--mode", default="exact", choices=("deterministic", "stochastic", "exact"))
+    ap.add_argument("--mode", default="exact", choices=("deterministic", "stochastic", "exact", "whole"))
     ap.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"), help="transformers weights")
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--temperature", type=float, default=0.7)
@@ -49,15 +55,37 @@ def main() -> int:
     from liedar.behavioral.items.menus import SCENARIOS
     from liedar.behavioral.menus_summary import study_tables
     from liedar.behavioral.runners.menus import StudySettings, check_study_arguments, run_menu_study
-    from liedar.behavioral.runners.menus_pool import run_menu_study_pooled
+    from liedar.behavioral.runners.menus_pool import run_menu_study_pooled, run_whole_study_pooled
     from liedar.core._util.atomic import write_json_atomic
 
     scenarios = args.scenarios.split(",") if args.scenarios else list(SCENARIOS)
     framings = args.framings.split(",") if args.framings else None
-    check_study_arguments(args.mode, args.samples, args.temperature, scenarios, None, framings)
+    for mode in ("exact", "stochastic") if args.mode == "whole" else (args.mode,):
+        check_study_arguments(mode, args.samples, args.temperature, scenarios, None, framings)
     args.out.mkdir(parents=True, exist_ok=True)
     settings = StudySettings(mode=args.mode, samples=args.samples, temperature=args.temperature)
     load_kwargs = {"dtype": args.dtype} if args.backend == "transformers" else {}
+    if args.mode == "whole":
+        load0, t0 = os.getloadavg()[0], time.perf_counter()
+        both = run_whole_study_pooled(
+            args.model, backend=args.backend, workers=args.workers, scenarios=scenarios, framings=framings,
+            settings=settings, load_kwargs=load_kwargs, progress=True,
+        )  # fmt: skip
+        secs = time.perf_counter() - t0
+        for mode, res in both.items():
+            data = {
+                "seconds": secs,
+                "workers": args.workers,
+                "dtype": args.dtype if args.backend == "transformers" else None,
+                "load_before": load0,
+                "load_after": os.getloadavg()[0],
+                "with": "the exact and the sampled study in one run: the seconds are both modes'",
+                "result": res.to_dict(),
+            }
+            write_json_atomic(args.out / f"{mode}.json", data)
+            print(f"{mode}: {len(res.configs)} configurations\n{study_tables(res)}\n", flush=True)
+        print(f"both modes: {secs:.0f} s (load {load0:.1f} -> {os.getloadavg()[0]:.1f})")
+        return 0
     backend = None
     if args.workers == 1:
         backend = models.load(args.model, backend=args.backend, n_threads=args.threads, **load_kwargs)

@@ -254,6 +254,9 @@ def analyse_config(
     """Run every check on one configuration's choices (modal choices for SARP in stochastic mode)."""
     stochastic = isinstance(log, StochasticChoiceLog)
     choices = log.modal_log() if stochastic else log
+    # a configuration whose every reply failed to parse has nothing for RUM to test: it counts
+    # in the parse-fails, not in the RUM pass rate (a base model can answer no menu at all)
+    testable = stochastic and any(counts.sum() > 0 for _, counts in log.pooled())
     return ConfigResult(
         vignette_id=vignette.vignette_id,
         scenario=vignette.scenario,
@@ -265,7 +268,7 @@ def analyse_config(
         iia_reversals=len(iia_reversals(log)),
         regularity_violations=len(regularity_violations(log)),
         n_parse_fail=log.n_parse_fail() if stochastic else len(log.parse_fails),
-        rum=rum_test(log, alpha=alpha, n_bootstrap=rum_bootstrap, seed=seed) if stochastic else None,
+        rum=rum_test(log, alpha=alpha, n_bootstrap=rum_bootstrap, seed=seed) if testable else None,
         mixed_menus=mixed_menu_share(log) if stochastic else None,
         logprobs=logprobs,
         presented=presented,
@@ -346,13 +349,20 @@ def _choose_exact(
     (argmax = the deterministic choice) and their exact law at ``temperature``."""
     from liedar.models.sampling import choice_law  # torch-free; kept lazy like every models import here
 
-    scenario = SCENARIOS[vignette.scenario]
+    laws = [
+        choice_law(
+            backend, build_prompt(vignette, framing, shown), letter_continuations(len(shown), chat=True), temperature
+        )  # fmt: skip
+        for shown in presented
+    ]
+    return _exact_menus(SCENARIOS[vignette.scenario], presented, laws)
+
+
+def _exact_menus(scenario: Scenario, presented: list[tuple[str, ...]], laws: Sequence[Any]) -> _ExactMenus:
+    """A configuration's exact-mode reading from each menu's `ChoiceLaw`."""
     choices: list[Optional[str]] = []
     logprobs, law, mass, floor, unlisted = [], [], [], [], []
-    for shown in presented:
-        r = choice_law(
-            backend, build_prompt(vignette, framing, shown), letter_continuations(len(shown), chat=True), temperature
-        )
+    for shown, r in zip(presented, laws):
         # all-NaN scores: a served model that named no option (as in deterministic mode) -> PARSE_FAIL
         choices.append(shown[int(np.nanargmax(r.logprobs))] if np.isfinite(r.logprobs).any() else None)
         logprobs.append([float(x) for x in r.logprobs])
@@ -442,20 +452,30 @@ def _choose_stochastic(
     ways: Optional[dict[str, int]] = None,
 ) -> StochasticChoiceLog:
     """K parsed replies per menu; ``ways`` (if given) counts the menus by how they were sampled."""
-    scenario = SCENARIOS[vignette.scenario]
-    menus, counts = scenario.menus(), []
-    max_tokens = 160 if framing.reasoning else 12
     prompts = [build_prompt(vignette, framing, shown) for shown in presented]
     seeds = [menu_seed(seed, j) for j in range(len(presented))]
-    texts, way = _replies(backend, prompts, samples, max_tokens, temperature, seeds)
+    texts, way = _replies(backend, prompts, samples, _max_tokens(framing), temperature, seeds)
+    if ways is not None:
+        ways[way] = ways.get(way, 0) + len(presented)
+    return _stochastic_log(SCENARIOS[vignette.scenario], presented, texts)
+
+
+def _max_tokens(framing: Framing) -> int:
+    """A sampled reply's token budget: room to reason before the answer, or just the answer."""
+    return 160 if framing.reasoning else 12
+
+
+def _stochastic_log(
+    scenario: Scenario, presented: list[tuple[str, ...]], texts: list[list[str]]
+) -> StochasticChoiceLog:
+    """Each menu's sampled replies, parsed and counted."""
+    counts = []
     for shown, replies in zip(presented, texts):
         row: dict[Optional[str], int] = defaultdict(int)
         for text in replies:
             row[parse_reply(text, shown, scenario)] += 1
         counts.append(dict(row))
-    if ways is not None:
-        ways[way] = ways.get(way, 0) + len(presented)
-    return StochasticChoiceLog.from_counts(menus, counts, actions=scenario.actions)
+    return StochasticChoiceLog.from_counts(scenario.menus(), counts, actions=scenario.actions)
 
 
 def check_study_arguments(
@@ -599,45 +619,100 @@ def run_configs(
     study can be cut into pieces (`liedar.behavioral.runners.menus_pool`)."""
     from liedar.core._util.progress import progress as step_progress
 
-    mode, temperature, seed = settings.mode, settings.temperature, settings.seed
     configs = []
     ways: dict[str, int] = {}
-    index = design_index()
-    for vignette, key in step_progress(jobs, desc=f"menus ({mode})", disable=not progress):
-        framing = FRAMINGS[key]
-        i = index[(vignette.vignette_id, key)]
-        rng = np.random.default_rng([seed, i])
-        presented = presentation_orders(SCENARIOS[vignette.scenario].menus(), settings.order, rng)
-        shown = [list(p) for p in presented]
-        if mode == "deterministic":
-            log, logprobs = _choose_deterministic(backend, vignette, framing, presented)
-            configs.append(analyse_config(vignette, key, log, logprobs=logprobs, presented=shown))
-        elif mode == "exact":
-            ex = _choose_exact(backend, vignette, framing, presented, temperature)
-            c = analyse_config(vignette, key, ex.log, logprobs=ex.logprobs, presented=shown)
-            if any(ex.unlisted):  # a letter the server did not list: no law for this configuration
-                c.law_unlisted = ex.unlisted
-            else:
-                c.law, c.law_mass = ex.law, ex.mass
-                c.law_mass_floor = None if None in ex.mass_floor else [float(x or 0.0) for x in ex.mass_floor]
-                c.rum_law = rum_exact_law(presented, ex.law)
-            configs.append(c)
+    for job in step_progress(jobs, desc=f"menus ({settings.mode})", disable=not progress):
+        config = _Config(*job, settings)
+        if settings.mode == "deterministic":
+            log, logprobs = _choose_deterministic(backend, config.vignette, config.framing, config.presented)
+            configs.append(analyse_config(config.vignette, config.key, log, logprobs=logprobs, presented=config.shown))
+        elif settings.mode == "exact":
+            ex = _choose_exact(backend, config.vignette, config.framing, config.presented, settings.temperature)
+            configs.append(config.exact_result(ex))
         else:
             log = _choose_stochastic(
-                backend, vignette, framing, presented, settings.samples, temperature, seed + 1000 * i, ways=ways
-            )
-            configs.append(
-                analyse_config(
-                    vignette,
-                    key,
-                    log,
-                    alpha=settings.alpha,
-                    rum_bootstrap=settings.rum_bootstrap,
-                    seed=seed + i,
-                    presented=shown,
-                )
-            )
+                backend, config.vignette, config.framing, config.presented, settings.samples, settings.temperature,
+                config.sample_seed, ways=ways,
+            )  # fmt: skip
+            configs.append(config.stochastic_result(log))
     return configs, ways
+
+
+def run_configs_whole(
+    backend: Backend, jobs: Sequence[tuple[Vignette, str]], settings: StudySettings, *, progress: bool = False
+) -> tuple[list[ConfigResult], list[ConfigResult], dict[str, int]]:
+    """The exact and the sampled study of each configuration: ``(exact, sampled, ways)``,
+    each equal in design to `run_configs` in that mode (``settings.mode`` is not read).
+
+    Why together: on a local model the exact law of a menu is read from the next-token
+    logits after its prompt, and those are the logits its K sampled replies start from;
+    one forward pass over a configuration's 15 prompts serves both modes
+    (`liedar.models.sampling.sample_with_choice_laws`), so the exact mode (and with it the
+    deterministic study, its argmax) costs no pass of its own. A served model is asked
+    for each mode separately.
+    """
+    from liedar.core._util.progress import progress as step_progress
+    from liedar.models.base import BackendBase  # torch-free
+    from liedar.models.sampling import sample_with_choice_laws
+
+    exact, sampled = [], []
+    ways: dict[str, int] = {}
+    for job in step_progress(jobs, desc="menus (exact and sampled)", disable=not progress):
+        config = _Config(*job, settings)
+        if not isinstance(backend, BackendBase):
+            exact.append(config.exact_result(_choose_exact(
+                backend, config.vignette, config.framing, config.presented, settings.temperature)))  # fmt: skip
+            log = _choose_stochastic(
+                backend, config.vignette, config.framing, config.presented, settings.samples, settings.temperature,
+                config.sample_seed, ways=ways,
+            )  # fmt: skip
+            sampled.append(config.stochastic_result(log))
+            continue
+        presented, scenario = config.presented, SCENARIOS[config.vignette.scenario]
+        replies, laws = sample_with_choice_laws(
+            backend,
+            [build_prompt(config.vignette, config.framing, shown) for shown in presented],
+            [letter_continuations(len(shown), chat=True) for shown in presented],
+            samples=settings.samples,
+            max_tokens=_max_tokens(config.framing),
+            temperature=settings.temperature,
+            seeds=[menu_seed(config.sample_seed, j) for j in range(len(presented))],
+        )
+        ways["shared-prefix"] = ways.get("shared-prefix", 0) + len(presented)
+        exact.append(config.exact_result(_exact_menus(scenario, presented, laws)))
+        sampled.append(
+            config.stochastic_result(_stochastic_log(scenario, presented, [[g.text for g in row] for row in replies]))
+        )
+    return exact, sampled, ways
+
+
+class _Config:
+    """One configuration of the design: its menus' lettering and seeds (from its place in the
+    whole design, `design_index`), and how its readings become a `ConfigResult`."""
+
+    def __init__(self, vignette: Vignette, key: str, settings: StudySettings) -> None:
+        self.vignette, self.key, self.framing, self.settings = vignette, key, FRAMINGS[key], settings
+        self.index = design_index()[(vignette.vignette_id, key)]
+        rng = np.random.default_rng([settings.seed, self.index])
+        self.presented = presentation_orders(SCENARIOS[vignette.scenario].menus(), settings.order, rng)
+        self.shown = [list(p) for p in self.presented]
+        self.sample_seed = settings.seed + 1000 * self.index
+
+    def exact_result(self, ex: _ExactMenus) -> ConfigResult:
+        c = analyse_config(self.vignette, self.key, ex.log, logprobs=ex.logprobs, presented=self.shown)
+        if any(ex.unlisted):  # a letter the server did not list: no law for this configuration
+            c.law_unlisted = ex.unlisted
+        else:
+            c.law, c.law_mass = ex.law, ex.mass
+            c.law_mass_floor = None if None in ex.mass_floor else [float(x or 0.0) for x in ex.mass_floor]
+            c.rum_law = rum_exact_law(self.presented, ex.law)
+        return c
+
+    def stochastic_result(self, log: StochasticChoiceLog) -> ConfigResult:
+        return analyse_config(
+            self.vignette, self.key, log, alpha=self.settings.alpha, rum_bootstrap=self.settings.rum_bootstrap,
+            seed=self.settings.seed + self.index, presented=self.shown,
+        )  # fmt: skip
 
 
 def study_result(

@@ -4,10 +4,15 @@ choices and the exact law)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+from dataclasses import replace
+
+import numpy as np
 import pytest
 
-from liedar.behavioral.runners.menus import StudySettings, run_menu_study
-from liedar.behavioral.runners.menus_pool import run_menu_study_pooled
+from liedar.behavioral.runners.menus import StudySettings, run_configs, run_configs_whole, run_menu_study, study_jobs
+from liedar.behavioral.runners.menus_pool import run_menu_study_pooled, run_whole_study_pooled
 from liedar.core.errors import InputError
 
 SUBSET = dict(scenarios=["procurement"], tiers=["clear"], framings=["minimal", "aggressive"])
@@ -38,6 +43,51 @@ def test_two_workers_give_the_one_process_study(tiny_model_dir):
     assert pooled.notes == alone.notes
 
 
+def _parse_by_hash(text, shown, scenario):
+    """A stand-in parser under which every reply counts: the tiny random model answers no
+    menu, so with the study's own parser every sampled reply is a parse-fail and two runs
+    with different replies would tabulate alike."""
+    k = hashlib.sha256(text.encode()).digest()[0] % (len(shown) + 1)
+    return shown[k] if k < len(shown) else None
+
+
+def _same(a, b):
+    """Equal results, NaN cells included, wall-clock fields left out."""
+    dump = lambda cs: [json.dumps(_without_timings(c.to_dict()), sort_keys=True) for c in cs]  # noqa: E731
+    return dump(a) == dump(b)
+
+
+def test_the_whole_study_in_one_pass_equals_each_mode_run_alone(tiny_model_dir, monkeypatch):
+    """`run_configs_whole` reads each menu's prompt once for both modes: its sampled study is
+    the sampled mode's to the reply, its exact study the exact mode's up to the float32
+    rounding of a padded batch (the same argmax choices); on two workers it is the same."""
+    from liedar import models
+    from liedar.behavioral.runners import menus as menus_runner
+
+    lm = models.load(str(tiny_model_dir), backend="transformers", n_threads=1, n_ctx=1024)
+    settings = StudySettings(samples=4, temperature=0.9, seed=3)
+    jobs = study_jobs(**SUBSET)
+    with monkeypatch.context() as m:
+        m.setattr(menus_runner, "parse_reply", _parse_by_hash)
+        exact, sampled, ways = run_configs_whole(lm, jobs, settings)
+        exact_alone, _ = run_configs(lm, jobs, replace(settings, mode="exact"))
+        sampled_alone, ways_alone = run_configs(lm, jobs, replace(settings, mode="stochastic"))
+    assert ways == ways_alone == {"shared-prefix": 15 * len(jobs)}
+    assert sum(c.rum is not None for c in sampled) == len(jobs)  # the replies were counted
+    assert _same(sampled, sampled_alone)
+    for one_pass, alone in zip(exact, exact_alone):
+        assert one_pass.log == alone.log  # the argmax (deterministic) choices
+        for law, law_alone, lp, lp_alone in zip(one_pass.law, alone.law, one_pass.logprobs, alone.logprobs):
+            np.testing.assert_allclose(law, law_alone, rtol=1e-4, atol=1e-7)
+            np.testing.assert_allclose(lp, lp_alone, atol=1e-4)
+    exact, sampled, _ = run_configs_whole(lm, jobs, settings)  # the study's own parser: as the workers run it
+    pooled = run_whole_study_pooled(
+        str(tiny_model_dir), workers=2, settings=settings, load_kwargs={"n_ctx": 1024}, progress=False, **SUBSET
+    )
+    assert _same(pooled["stochastic"].configs, sampled) and _same(pooled["exact"].configs, exact)
+    assert pooled["exact"].mode == "exact" and pooled["stochastic"].samples == 4
+
+
 def test_a_pooled_study_refuses_a_served_backend_and_bad_arguments_before_starting_workers():
     with pytest.raises(InputError, match="local model"):
         run_menu_study_pooled("gpt-4o-mini", backend="openai")
@@ -45,6 +95,10 @@ def test_a_pooled_study_refuses_a_served_backend_and_bad_arguments_before_starti
         run_menu_study_pooled("smollm2-135m", framings=["nope"])
     with pytest.raises(InputError, match="workers"):
         run_menu_study_pooled("smollm2-135m", workers=0)
+    with pytest.raises(InputError, match="samples >= 2"):
+        run_whole_study_pooled("smollm2-135m", settings=StudySettings(samples=1))
+    with pytest.raises(InputError, match="temperature > 0"):
+        run_whole_study_pooled("smollm2-135m", settings=StudySettings(temperature=0.0))
 
 
 def test_the_instrument_runs_on_workers_when_asked(tiny_model_dir):

@@ -248,6 +248,42 @@ def test_the_default_per_sample_continuations_equal_the_batched_ones(lm):
     assert BackendBase.sample_continuations(lm, ids, rngs(), 8, 1.2) == lm.sample_continuations(ids, rngs(), 8, 1.2)
 
 
+def test_one_pass_gives_the_samples_and_every_prompts_choice_law(lm):
+    """`sample_with_choice_laws`: the replies are `sample_shared_prefix_many`'s, and each law
+    is `choice_law`'s from its own forward pass, though it reads the batch's prefill logits
+    (left-padded prompts of three lengths); single-token options then cost no pass at all."""
+    from liedar.models.base import BackendBase
+    from liedar.models.sampling import sample_shared_prefix_many, sample_with_choice_laws
+
+    _, seqs, options = _options(lm)
+    prompts = [PROMPT, "A much longer prompt about the colour of the evening sky, which", "Yes"]
+    menus = [options, options[:2], options[1:]]
+    kwargs = dict(samples=5, max_tokens=6, temperature=T, seeds=[3, 40, 77])
+    replies, laws = sample_with_choice_laws(lm, prompts, menus, **kwargs)
+    alone = sample_shared_prefix_many(lm, prompts, **kwargs)
+    assert [[g.token_ids for g in row] for row in replies] == [[g.token_ids for g in row] for row in alone]
+    for prompt, menu, law in zip(prompts, menus, laws):
+        own = choice_law(lm, prompt, menu, T)
+        assert law.options == own.options
+        np.testing.assert_allclose(law.probs, own.probs, rtol=1e-4)  # float32, padded batch
+        np.testing.assert_allclose(law.mass, own.mass, rtol=1e-4)
+        np.testing.assert_allclose(law.logprobs, own.logprobs, atol=1e-4)
+    assert laws[1].n_forward == 0  # two single-token options: read from the batch's own logits
+    # the default (one prompt at a time) gives the same laws through the same seam
+    first: list = []
+    BackendBase.sample_continuations_many(
+        lm, [lm.encode(p, add_generation_prompt=True).ids for p in prompts],
+        [[np.random.default_rng(0)]] * 3, 2, T, first,
+    )  # fmt: skip
+    for prompt, logits in zip(prompts, first):
+        ids = lm.encode(prompt, add_generation_prompt=True).ids
+        np.testing.assert_allclose(logits, _full_logits(lm, ids), atol=1e-5)
+    with pytest.raises(InputError, match="temperature > 0"):
+        sample_with_choice_laws(lm, prompts, menus, **{**kwargs, "temperature": 0.0})
+    with pytest.raises(InputError, match="one list of options per prompt"):
+        sample_with_choice_laws(lm, prompts, menus[:2], **kwargs)
+
+
 @pytest.mark.integration
 def test_llamacpp_kept_prompt_samples_equal_its_per_sample_loop(smollm2_llamacpp):
     for temperature, k in ((1.0, 4), (0.0, 2)):
