@@ -51,6 +51,17 @@ def main() -> int:
     if args.out is None:
         ap.error("--out is required to run the study")
 
+    from liedar.core.errors import LiedarError
+
+    try:
+        return _run(args)
+    except LiedarError as exc:  # bad arguments: one line, before any model loads
+        print(f"menus_study_parts: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The study as ``args`` asks, saving as it goes."""
     from liedar import models
     from liedar.behavioral.items.menus import SCENARIOS
     from liedar.behavioral.menus_summary import study_tables

@@ -434,3 +434,21 @@ def test_a_saved_choice_log_reads_back_to_the_same_log():
     for log in (one, many):
         back = choice_log_from_dict(json.loads(json.dumps(log.to_dict())), actions)
         assert type(back) is type(log) and back.to_dict() == log.to_dict()
+
+
+def test_the_parts_script_refuses_bad_arguments_in_one_line(capsys, monkeypatch):
+    """`menus_study_parts.py`: K < 2 or a temperature of 0 with the whole study, or an unknown
+    scenario or framing, is one line and exit 2, before any model loads."""
+    import sys
+
+    script = _parts_script()
+    for bad, says in (
+        (["--mode", "whole", "--samples", "1"], "samples >= 2"),
+        (["--mode", "whole", "--temperature", "0"], "temperature > 0"),
+        (["--mode", "exact", "--framings", "nope"], "unknown framing"),
+        (["--mode", "stochastic", "--scenarios", "nope"], "unknown scenario"),
+    ):
+        monkeypatch.setattr(sys, "argv", ["menus_study_parts.py", *bad, "--out", "unused"])
+        assert script.main() == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and says in err[0], err
