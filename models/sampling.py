@@ -60,8 +60,8 @@ class ChoiceLaw:
         ``mass.sum()`` is the share of sampled replies the constrained law speaks for.
     temperature : float
     n_forward : int
-        Model calls used (1 for single-token options after one prompt; on a served model,
-        requests).
+        Model calls used (1 for single-token options after one prompt, 0 when they are read
+        from the caller's ``next_logits``; on a served model, requests).
     mass_floor : numpy.ndarray, optional
         Served models only: a lower bound of ``mass``. The server lists only its top tokens,
         so ``mass`` there is renormalised over the listed ones (an upper bound); the
@@ -380,6 +380,8 @@ def _sample_many(
     seeds: Sequence[int],
     first_logits: Optional[list[np.ndarray]],
 ) -> list[list[Generation]]:
+    """`sample_shared_prefix_many`'s work; ``first_logits``, when a list, receives each
+    prompt's next-token logits (`BackendBase.sample_continuations_many`)."""
     backend = _local(backend, "shared-prefix sampling")
     if samples < 1:
         raise InputError(f"samples must be >= 1, got {samples}")

@@ -12,6 +12,10 @@ on all:
            does with a configuration's 15 menus), each prompt read once, all rows decoded as
            one batch; timed once over the subset, after the per-menu ways;
   exact    ``choice_law``: the letters' exact law at the temperature (one forward pass).
+  whole    ``sample_with_choice_laws``: the batched replies and every menu's exact law from
+           one forward pass over the prompts (what ``menus_study_parts.py --mode whole``
+           does); timed once over the subset, after ``batched``, and compared with
+           batched + exact.
 
 Printed: seconds per menu for each, the loop / shared and loop / batched ratios, the sampled
 replies' length in tokens (and how many the token budget cut), how many of the K replies
@@ -47,7 +51,9 @@ def _parse() -> argparse.Namespace:
     ap.add_argument("--temperature", type=float, default=0.7)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
-        "--ways", default="loop,shared,batched,exact", help="comma-separated subset of loop,shared,batched,exact"
+        "--ways",
+        default="loop,shared,batched,exact",
+        help="comma-separated subset of loop,shared,batched,exact,whole",
     )
     ap.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"), help="transformers weights")
     return ap.parse_args()
@@ -111,23 +117,18 @@ def main() -> int:
             t0 = time.perf_counter()
             outs[way].append(_answer(way, backend, prompt, j, args, max_tokens))
             secs[way] += time.perf_counter() - t0
-    if "batched" in args.ways.split(","):
-        from liedar.behavioral.runners.menus import menu_seed
-        from liedar.models.sampling import sample_shared_prefix_many
-
-        t0 = time.perf_counter()
-        outs["batched"] = sample_shared_prefix_many(
-            backend, jobs, samples=args.samples, max_tokens=max_tokens, temperature=args.temperature,
-            seeds=[menu_seed(args.seed, j) for j in range(len(jobs))],
-        )  # fmt: skip
-        secs["batched"] = time.perf_counter() - t0
-    sampled_way = next((w for w in ("batched", "shared", "loop") if w in outs), None)
+    _answer_all_at_once(backend, jobs, args, max_tokens, outs, secs)
+    sampled_way = next((w for w in ("batched", "whole", "shared", "loop") if w in outs), None)
     lengths = [len(g.token_ids) for menu in outs.get(sampled_way, []) for g in menu]
     same = {
         w: sum(a.token_ids == b.token_ids for m, n in zip(outs["loop"], outs[w]) for a, b in zip(m, n))
-        for w in ("shared", "batched")
+        for w in ("shared", "batched", "whole")
         if w in outs and "loop" in outs
     }
+    if "whole" in outs and "batched" in outs:
+        same["whole vs batched"] = sum(
+            a.token_ids == b.token_ids for m, n in zip(outs["batched"], outs["whole"]) for a, b in zip(m, n)
+        )
     mass, fits = [], []
     for j, prompt in enumerate(jobs):
         if "exact" in outs:
@@ -149,7 +150,8 @@ def main() -> int:
         print(f"sampled reply length: mean {np.mean(lengths):.1f} tokens, median {np.median(lengths):.0f}, "
               f"{at_cap}/{len(lengths)} cut at max_tokens")  # fmt: skip
     for way, n_same in same.items():
-        print(f"replies identical token for token (loop vs {way}): {n_same}/{n * args.samples}")
+        label = way if " vs " in way else f"loop vs {way}"
+        print(f"replies identical token for token ({label}): {n_same}/{n * args.samples}")
     if mass:
         print(f"exact law: mean probability that a sampled reply starts with a menu letter {np.mean(mass):.3f}")
     if fits:
@@ -164,7 +166,34 @@ def main() -> int:
             print(f"speed ratio, loop / {way}: {secs['loop'] / secs[way]:.1f}x")
     if "loop" in secs and "exact" in secs:
         print(f"speed ratio, loop / exact: {secs['loop'] / secs['exact']:.1f}x")
+    if {"batched", "exact", "whole"} <= secs.keys():
+        print(f"speed ratio, (batched + exact) / whole: {(secs['batched'] + secs['exact']) / secs['whole']:.2f}x")
     return 0
+
+
+def _answer_all_at_once(backend, jobs: list, args: argparse.Namespace, max_tokens: int, outs: dict, secs: dict) -> None:
+    """The ways that answer every menu of the subset in one call (``batched``, ``whole``),
+    each timed once, their replies (and the one pass's laws) added to ``outs``."""
+    from liedar.behavioral.runners.common import letter_continuations
+    from liedar.behavioral.runners.menus import menu_seed
+    from liedar.models.sampling import sample_shared_prefix_many, sample_with_choice_laws
+
+    seeds = [menu_seed(args.seed, j) for j in range(len(jobs))]
+    if "batched" in args.ways.split(","):
+        t0 = time.perf_counter()
+        outs["batched"] = sample_shared_prefix_many(
+            backend, jobs, samples=args.samples, max_tokens=max_tokens, temperature=args.temperature, seeds=seeds
+        )
+        secs["batched"] = time.perf_counter() - t0
+    if "whole" in args.ways.split(","):
+        t0 = time.perf_counter()
+        outs["whole"], whole_laws = sample_with_choice_laws(
+            backend, jobs, [letter_continuations(_n_options(p), chat=True) for p in jobs], samples=args.samples,
+            max_tokens=max_tokens, temperature=args.temperature, seeds=seeds,
+        )  # fmt: skip
+        secs["whole"] = time.perf_counter() - t0
+        if "exact" not in outs:  # the goodness of fit reads these laws
+            outs["exact"] = whole_laws
 
 
 def _n_options(prompt) -> int:

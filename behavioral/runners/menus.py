@@ -30,6 +30,12 @@ Two ways to choose:
   configuration with a letter missing from the list has no law (``law_unlisted``), never
   a guessed one.
 
+The whole study, exact and sampled, runs in one pass per configuration
+(`run_configs_whole`): on a local model the exact law is read from the next-token logits
+after each prompt, which are the logits its K sampled replies start from
+(`liedar.models.sampling.sample_with_choice_laws`), so the exact mode costs no forward pass
+of its own.
+
 `models` is imported only inside `load_and_run_menu_study` (behavioral stays torch-free).
 """
 
@@ -38,7 +44,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 
@@ -78,6 +84,9 @@ from liedar.core.results import Caveat
 from liedar.core.stats import Estimate, wilson
 from liedar.models.backend import Backend
 from liedar.models.chat import TextInput
+
+if TYPE_CHECKING:
+    from liedar.models.sampling import ChoiceLaw
 
 MODES = ("deterministic", "stochastic", "exact")
 
@@ -358,7 +367,7 @@ def _choose_exact(
     return _exact_menus(SCENARIOS[vignette.scenario], presented, laws)
 
 
-def _exact_menus(scenario: Scenario, presented: list[tuple[str, ...]], laws: Sequence[Any]) -> _ExactMenus:
+def _exact_menus(scenario: Scenario, presented: list[tuple[str, ...]], laws: Sequence[ChoiceLaw]) -> _ExactMenus:
     """A configuration's exact-mode reading from each menu's `ChoiceLaw`."""
     choices: list[Optional[str]] = []
     logprobs, law, mass, floor, unlisted = [], [], [], [], []

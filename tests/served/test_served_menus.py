@@ -166,3 +166,22 @@ def test_bad_exact_and_sampled_input_on_a_served_model_is_one_line(fake_server, 
         err = capsys.readouterr().err.strip()
         assert code == 2 and "\n" not in err and "Traceback" not in err
     assert fake_server.requests == 0
+
+
+def test_the_whole_study_on_a_served_model_asks_each_mode_as_alone(fake_server, tmp_path):
+    """`run_configs_whole` on a served model: no logits to share, so each menu gets the exact
+    mode's scoring request and the sampled mode's request with n; the results are each mode's."""
+    from liedar.behavioral.runners.menus import StudySettings, run_configs, run_configs_whole, study_jobs
+
+    jobs = study_jobs(["support_triage"], ["clear"], ["minimal"])
+    settings = StudySettings(samples=4, temperature=0.7, rum_bootstrap=19)
+    with backend(fake_server, tmp_path) as b:
+        exact, sampled, ways = run_configs_whole(b, jobs, settings)
+    assert fake_server.requests == 2 * MENUS and ways == {"n": MENUS}
+    with backend(fake_server, tmp_path) as b:  # replayed from the cache: the same requests
+        exact_alone, _ = run_configs(b, jobs, StudySettings(mode="exact", temperature=0.7))
+        sampled_alone, _ = run_configs(b, jobs, StudySettings(mode="stochastic", samples=4, temperature=0.7,
+                                                             rum_bootstrap=19))  # fmt: skip
+        assert b.usage_summary()["calls"] == 0
+    assert [c.law for c in exact] == [c.law for c in exact_alone] and all(c.law for c in exact)
+    assert [c.log for c in sampled] == [c.log for c in sampled_alone]
