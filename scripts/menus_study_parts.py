@@ -84,15 +84,8 @@ def _run(args: argparse.Namespace) -> int:
         )  # fmt: skip
         secs = time.perf_counter() - t0
         for mode, res in both.items():
-            data = {
-                "seconds": secs,
-                "workers": args.workers,
-                "dtype": args.dtype if args.backend == "transformers" else None,
-                "load_before": load0,
-                "load_after": os.getloadavg()[0],
-                "with": "the exact and the sampled study in one run: the seconds are both modes'",
-                "result": res.to_dict(),
-            }
+            data = _part(args, secs, load0, res)
+            data["with"] = "the exact and the sampled study in one run: the seconds are both modes'"
             write_json_atomic(args.out / f"{mode}.json", data)
             print(f"{mode}: {len(res.configs)} configurations\n{study_tables(res)}\n", flush=True)
         print(f"both modes: {secs:.0f} s (load {load0:.1f} -> {os.getloadavg()[0]:.1f})")
@@ -113,18 +106,23 @@ def _run(args: argparse.Namespace) -> int:
                 framings=framings, progress=False,
             )  # fmt: skip
         secs = time.perf_counter() - t0
-        data = {
-            "seconds": secs,
-            "workers": args.workers,
-            "dtype": args.dtype if args.backend == "transformers" else None,
-            "load_before": load0,
-            "load_after": os.getloadavg()[0],
-            "result": res.to_dict(),
-        }
+        data = _part(args, secs, load0, res)
         write_json_atomic(args.out / f"{scenario}.json", data)
         print(f"{scenario}: {len(res.configs)} configurations in {secs:.0f} s (load {load0:.1f} -> "
               f"{data['load_after']:.1f})\n{study_tables(res)}\n", flush=True)  # fmt: skip
     return 0
+
+
+def _part(args: argparse.Namespace, secs: float, load0: float, res) -> dict:
+    """A saved part: the result and how long it took, on what, under which load."""
+    return {
+        "seconds": secs,
+        "workers": args.workers,
+        "dtype": args.dtype if args.backend == "transformers" else None,
+        "load_before": load0,
+        "load_after": os.getloadavg()[0],
+        "result": res.to_dict(),
+    }
 
 
 def parts_tables(paths: list[Path]) -> str:
