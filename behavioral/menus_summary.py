@@ -21,7 +21,8 @@ def _table(out: list[str], title: str, table: dict[str, dict[str, Any]], columns
 
 def study_tables(result: Any) -> str:
     """The study's tables: SARP by scenario × framing and × tier, IIA reversals, Houtman-Maks,
-    RUM and mixed menus (stochastic mode), parse-fails."""
+    RUM and mixed menus (stochastic mode), parse-fails; then the run beside the published
+    gpt-4o-mini study (`liedar.behavioral.menus_published`)."""
     out: list[str] = []
     d = result
     out.append(
@@ -65,4 +66,7 @@ def study_tables(result: Any) -> str:
     out.append("Parse-fails by scenario: " + ", ".join(f"{k} {v}" for k, v in d.parse_fails_by_scenario().items()))
     for note in d.notes:
         out.append(f"note: {note}")
+    from liedar.behavioral.menus_published import beside_published
+
+    out += ["", beside_published(d.model, d.mode, [c.to_dict() for c in d.configs])]
     return "\n".join(out)

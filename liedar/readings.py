@@ -22,6 +22,10 @@ Rules
 ``zero_width_interval``   an interval of zero width (lo == hi): every seed or resample gave
                           the same value. With a t-interval over 2 seeds or an item bootstrap
                           of a saturated score that is not certainty, and the page says so.
+``published_reference``   a menu-study rate (the revealed instrument's SARP pass, configurations
+                          with an IIA reversal, mixed menus) beside the number the published
+                          gpt-4o-mini study measured for it (`liedar.behavioral.menus_published`),
+                          labelled as theirs, with their design.
 ``step_not_run``          a pipeline step that did not run, with its reason.
 ``not_computable``        a measure or ceiling the run attempted but could not estimate (no
                           records in its denominator, e.g. a flip rate when the model never
@@ -219,6 +223,29 @@ def zero_width_interval(report: ModelReport) -> list[Reading]:
     return out
 
 
+def published_reference(report: ModelReport) -> list[Reading]:
+    from liedar.behavioral.menus_published import fmt, published_for, published_menu_study
+
+    revealed = [m for m in _computed(report) if m.instrument == "revealed"]
+    mode = next((m.details.get("mode") for m in revealed if m.id == "sarp_pass"), None)
+    out = []
+    for m in revealed:
+        theirs = published_for(m.id, mode) if mode else None
+        if theirs is not None:
+            ref = published_menu_study()
+            design = "K = 20 at T = 0.7" if mode == "stochastic" else "temperature 0"
+            out.append(
+                Reading(
+                    "published_reference",
+                    "info",
+                    f"{_fmt(m)}; read beside {ref.model} (theirs, published): {fmt(theirs)} in their "
+                    f"study ({design}; {ref.design.split(';')[0]}).",
+                    [m.id],
+                )
+            )
+    return out
+
+
 def step_not_run(report: ModelReport) -> list[Reading]:
     return [
         Reading("step_not_run", "caution", f"Step {s.name!r} {s.status.replace('_', ' ')}: {s.reason}", [])
@@ -248,6 +275,7 @@ RULES = (
     grader_unreliable,
     small_n,
     zero_width_interval,
+    published_reference,
     step_not_run,
     not_computable,
 )

@@ -131,16 +131,19 @@ def parts_tables(paths: list[Path]) -> str:
     framing, Houtman-Maks; in exact mode RUM on the exact law by framing and tier and the
     probability that a reply starts with a menu letter; in stochastic mode RUM on the K
     samples by framing and tier (the bootstrap test, and the exact test with no allowance
-    for sampling noise), the share of mixed menus and of replies that failed to parse.
-    Rates carry Wilson 95% intervals."""
+    for sampling noise), the share of mixed menus and of replies that failed to parse; then
+    the study beside the published gpt-4o-mini one. Rates carry Wilson 95% intervals."""
     import json
     from collections import defaultdict
 
+    from liedar.behavioral.menus_published import beside_published
     from liedar.core.stats import wilson
 
     configs, seconds, loads, mode, temperature = [], 0.0, [], "", 0.0
+    model = "this run"
     for path in paths:
         part = json.loads(path.read_text(encoding="utf-8"))
+        model = part["result"].get("model", model)
         configs += part["result"]["configs"]
         seconds += part["seconds"]
         loads += [part["load_before"], part["load_after"]]
@@ -190,27 +193,36 @@ def parts_tables(paths: list[Path]) -> str:
     hm = [c["houtman_maks"]["n_drop"] for c in configs]
     lines.append(f"Houtman-Maks: mean {sum(hm) / len(hm):.2f} of 15 menus, max {max(hm)}")
     if mode == "exact":
-        law = [c["rum_law"]["consistent"] for c in configs if c.get("rum_law")]
-        lines.append(f"RUM on the exact law: {rate(law)}")
-        for key in ("framing", "tier"):
-            cells = by(key, lambda c: c["rum_law"]["consistent"] if c.get("rum_law") else None)
-            lines.append(f"  by {key}: " + ", ".join(f"{k} {rate(v)}" for k, v in cells.items()))
-        gaps = [c["rum_law"]["l1_gap"] for c in configs if c.get("rum_law")]
-        lines.append(f"  L1 distance to the nearest mixture of rankings: mean {sum(gaps) / len(gaps):.2f}")
-        mass = by("framing", lambda c: sum(c["law_mass"]) / len(c["law_mass"]) if c.get("law_mass") else None)
-        lines.append(
-            "Probability the reply starts with a menu letter, mean by framing: "
-            + ", ".join(f"{k} {sum(v) / len(v):.2f}" for k, v in mass.items())
-        )
-        first = [menu[0] for c in configs if c.get("law") for menu in c["law"] if menu]
-        lines.append(
-            f"Probability of the option lettered A (letters shuffled per menu): mean {sum(first) / len(first):.2f}"
-        )
+        lines += _exact_lines(configs, rate, by)
     if mode == "stochastic":
         lines += _sampled_lines(configs, rate, by)
     fails = by("scenario", lambda c: c["n_parse_fail"])
     lines.append("Parse-fails by scenario: " + ", ".join(f"{k} {sum(v)}" for k, v in fails.items()))
+    lines += ["", beside_published(model, mode, configs)]
     return "\n".join(lines)
+
+
+def _exact_lines(configs: list[dict], rate, by) -> list[str]:
+    """The exact mode's lines: RUM on the exact law by framing and tier, its distance to the
+    nearest mixture of rankings, and how much of the first token the menu letters hold."""
+    lines = []
+    law = [c["rum_law"]["consistent"] for c in configs if c.get("rum_law")]
+    lines.append(f"RUM on the exact law: {rate(law)}")
+    for key in ("framing", "tier"):
+        cells = by(key, lambda c: c["rum_law"]["consistent"] if c.get("rum_law") else None)
+        lines.append(f"  by {key}: " + ", ".join(f"{k} {rate(v)}" for k, v in cells.items()))
+    gaps = [c["rum_law"]["l1_gap"] for c in configs if c.get("rum_law")]
+    lines.append(f"  L1 distance to the nearest mixture of rankings: mean {sum(gaps) / len(gaps):.2f}")
+    mass = by("framing", lambda c: sum(c["law_mass"]) / len(c["law_mass"]) if c.get("law_mass") else None)
+    lines.append(
+        "Probability the reply starts with a menu letter, mean by framing: "
+        + ", ".join(f"{k} {sum(v) / len(v):.2f}" for k, v in mass.items())
+    )
+    first = [menu[0] for c in configs if c.get("law") for menu in c["law"] if menu]
+    lines.append(
+        f"Probability of the option lettered A (letters shuffled per menu): mean {sum(first) / len(first):.2f}"
+    )
+    return lines
 
 
 def _sampled_lines(configs: list[dict], rate, by) -> list[str]:

@@ -28,6 +28,7 @@ TAGS = {
     "grader_unreliable": "grader unreliable",
     "small_n": "too few to call zero",
     "zero_width_interval": "zero-width interval",
+    "published_reference": "published reference",
     "step_not_run": "step not run",
     "not_computable": "not computable",
     "instrument": "instrument caveat",

@@ -171,3 +171,29 @@ def test_rules_about_numbers_skip_rows_without_one() -> None:
 def test_clean_report_has_no_readings() -> None:
     """A strong ceiling, a clearly non-zero rate with large n, no comparisons: nothing fires."""
     assert _rules(_report(_rate(30, 200, "c"), ceilings=[STRONG_CEILING])) == []
+
+
+def _menu_rate(mid: str, k: int, n: int, mode: str) -> Measure:
+    details = {"mode": mode} if mid == "sarp_pass" else {}
+    return Measure(mid, f"menu {mid}", "revealed", "proportion", wilson(k, n), details=details)
+
+
+def test_published_reference_reads_menu_rates_beside_the_published_study() -> None:
+    """The temperature-0 study is read beside their temperature-0 numbers, the sampled one
+    beside their K = 20 numbers; each reading names gpt-4o-mini as theirs."""
+    t0 = readings.published_reference(
+        _report(_menu_rate("sarp_pass", 0, 200, "exact"), _menu_rate("iia_reversal_configs", 200, 200, "exact"))
+    )
+    assert [r.refs for r in t0] == [["sarp_pass"], ["iia_reversal_configs"]]
+    assert "gpt-4o-mini (theirs, published): 0.84 [0.79, 0.88] (210/250)" in t0[0].text
+    assert "0.13 [0.10, 0.18] (33/250)" in t0[1].text and "temperature 0" in t0[1].text
+    sampled = readings.published_reference(
+        _report(_menu_rate("sarp_pass", 0, 200, "stochastic"), _menu_rate("mixed_menus", 1776, 3000, "stochastic"))
+    )
+    assert "(201/241)" in sampled[0].text and "(365/3609)" in sampled[1].text and "K = 20" in sampled[1].text
+
+
+def test_published_reference_is_silent_off_the_menu_study() -> None:
+    """Another instrument's rate, or a menu study whose mode is unknown, is read beside nothing."""
+    assert readings.published_reference(_report(_rate(1, 100, mid="sarp_pass"))) == []
+    assert readings.published_reference(_report(_menu_rate("iia_reversal_configs", 3, 6, "exact"))) == []
