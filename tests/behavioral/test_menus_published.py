@@ -65,13 +65,17 @@ def test_the_exact_study_is_printed_beside_their_temperature_0_study(reread):
 
 
 def test_the_sampled_study_is_printed_beside_their_k_20_study(reread):
-    """A one-scenario sampled record: the other scenarios' rows say no data (–), never 0."""
-    rec = _record("menus-gemma3-270m-bf16-sampled-procurement.json")
+    """gemma3-270m's whole sampled study (a saved record), and its procurement scenario alone:
+    the scenarios a part did not run say no data (–), never 0."""
+    rec = _record("menus-gemma3-270m-bf16-sampled.json")
     table = beside_published("gemma3-270m", rec["mode"], rec["configs"])
-    assert "| SARP pass, modal choice of K, scenario support_triage | – | 0.90 [0.79, 0.96] (45/50) |" in table
-    rum = "| RUM exactly consistent (no noise allowance) | 0.00 [0.00, 0.09] (0/40) | 0.62 [0.56, 0.68] (150/241) |"
+    rum = "| RUM exactly consistent (no noise allowance) | 0.00 [0.00, 0.02] (0/200) | 0.62 [0.56, 0.68] (150/241) |"
     assert rum in table
     mixed = [c["mixed_menus"] for c in rec["configs"] if c.get("mixed_menus") and c["mixed_menus"]["n"]]
     k, n = sum(m["successes"] for m in mixed), sum(m["n"] for m in mixed)
     assert f"({k}/{n}) | 0.10 [0.09, 0.11] (365/3609) |" in table
     assert "IIA reversals" not in table
+    procurement = [c for c in rec["configs"] if c["scenario"] == "procurement"]
+    part = beside_published("gemma3-270m", rec["mode"], procurement)
+    assert "| SARP pass, modal choice of K, scenario support_triage | – | 0.90 [0.79, 0.96] (45/50) |" in part
+    assert "| SARP pass, modal choice of K, scenario procurement | 0.03 [0.00, 0.13] (1/40) |" in part
