@@ -93,8 +93,20 @@ def make_handler(state: FakeState):
         def log_message(self, *args):  # quiet
             pass
 
+        counted = False  # this request is in ``state.in_flight``
+
+        def _leave_flight(self) -> None:
+            """Stop counting this request as in flight. Called before the reply is written: a
+            client that has its reply may send its next request at once, and a count dropped
+            only after the write would see both requests in flight (a peak one too high)."""
+            if self.counted:
+                with state.lock:
+                    state.in_flight -= 1
+                self.counted = False
+
         def _send(self, code: int, payload, ctype: str = "application/json") -> None:
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            self._leave_flight()
             self.send_response(code)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(data)))
@@ -115,6 +127,7 @@ def make_handler(state: FakeState):
                 state.requests += 1
                 state.in_flight += 1
                 state.peak = max(state.peak, state.in_flight)
+                self.counted = True
                 state.bodies.append(body)
                 state.headers.append(dict(self.headers))
             try:
@@ -155,8 +168,7 @@ def make_handler(state: FakeState):
                 usage = {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}
                 self._send(200, {"id": "x", "object": "chat.completion", "choices": [choice], "usage": usage})
             finally:
-                with state.lock:
-                    state.in_flight -= 1
+                self._leave_flight()
 
     return Handler
 
