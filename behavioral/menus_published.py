@@ -89,6 +89,13 @@ def fmt(e: Optional[Estimate]) -> str:
     return f"{e.value:.2f} [{e.lo:.2f}, {e.hi:.2f}] ({int(e.successes or 0)}/{e.n})"
 
 
+def saved_mixed_share(configs: Sequence[Mapping[str, Any]]) -> Optional[Estimate]:
+    """The share of menus whose K samples were not unanimous, pooled over the menus of saved
+    configurations (``ConfigResult.to_dict()`` rows) that had a parsed reply; None without any."""
+    mixed = [c["mixed_menus"] for c in configs if c.get("mixed_menus") and c["mixed_menus"]["n"]]
+    return wilson(sum(int(m["successes"]) for m in mixed), sum(m["n"] for m in mixed)) if mixed else None
+
+
 def published_for(measure_id: str, mode: str) -> Optional[Estimate]:
     """The published number a report row of the revealed instrument is read beside: the
     temperature-0 study for the deterministic and exact modes, the K = 20 study for the
@@ -145,9 +152,8 @@ def beside_published(model: str, mode: str, configs: Sequence[Mapping[str, Any]]
                 lines.append(f"| RUM exactly consistent, {key} {value} | {fmt(got)} | {fmt(theirs)} |")
         lines.append(f"| RUM pass, bootstrap test (liedar's) | {fmt(rate([not c['rum']['reject'] for c in rum]))} "
                      "| not published |")  # fmt: skip
-        mixed = [c["mixed_menus"] for c in configs if c.get("mixed_menus") and c["mixed_menus"]["n"]]
-        share = wilson(sum(int(m["successes"]) for m in mixed), sum(m["n"] for m in mixed)) if mixed else None
-        lines.append(f"| mixed menus (K samples not unanimous) | {fmt(share)} | {fmt(ref.mixed_menus_sampled)} |")
+        lines.append(f"| mixed menus (K samples not unanimous) | {fmt(saved_mixed_share(configs))} "
+                     f"| {fmt(ref.mixed_menus_sampled)} |")  # fmt: skip
     else:
         with_reversal = rate([c["iia_reversals"] > 0 for c in configs])
         lines.append(f"| configurations with an IIA reversal | {fmt(with_reversal)} "

@@ -136,7 +136,7 @@ def parts_tables(paths: list[Path]) -> str:
     import json
     from collections import defaultdict
 
-    from liedar.behavioral.menus_published import beside_published
+    from liedar.behavioral.menus_published import beside_published, fmt
     from liedar.core.stats import wilson
 
     configs, seconds, loads, mode, temperature = [], 0.0, [], "", 0.0
@@ -151,11 +151,8 @@ def parts_tables(paths: list[Path]) -> str:
     if not configs:
         return "no parts saved"
 
-    def rate(rows: list[bool]) -> str:
-        if not rows:  # a part of the design: this cell was not run
-            return "–"
-        e = wilson(sum(rows), len(rows))
-        return f"{e.value:.2f} [{e.lo:.2f}, {e.hi:.2f}] ({sum(rows)}/{len(rows)})"
+    def rate(rows: list[bool]) -> str:  # a cell of the design this part did not run: –
+        return fmt(wilson(sum(rows), len(rows)) if rows else None)
 
     def by(key: str, value) -> dict[str, list]:
         out: dict[str, list] = defaultdict(list)
@@ -227,7 +224,7 @@ def _exact_lines(configs: list[dict], rate, by) -> list[str]:
 
 def _sampled_lines(configs: list[dict], rate, by) -> list[str]:
     """The stochastic mode's RUM, mixed-menu and parse-fail lines (``rate``, ``by``: `parts_tables`'s helpers)."""
-    from liedar.core.stats import wilson
+    from liedar.behavioral.menus_published import saved_mixed_share
 
     with_rum = [c for c in configs if c.get("rum")]
     lines = [f"RUM on the K samples (bootstrap test): {rate([not c['rum']['reject'] for c in with_rum])}"]
@@ -237,11 +234,11 @@ def _sampled_lines(configs: list[dict], rate, by) -> list[str]:
     lines.append(
         f"RUM exactly consistent (no noise allowance): {rate([c['rum']['exact']['consistent'] for c in with_rum])}"
     )
-    mixed = [c["mixed_menus"] for c in configs if c.get("mixed_menus") and c["mixed_menus"]["n"]]
-    share = wilson(sum(int(m["successes"]) for m in mixed), sum(m["n"] for m in mixed))
-    lines.append(
-        f"Mixed menus (the K samples not unanimous): {share.value:.3f} [{share.lo:.3f}, {share.hi:.3f}] (n={share.n})"
-    )
+    share = saved_mixed_share(configs)
+    mixed = "no menu had a parsed reply"
+    if share is not None:
+        mixed = f"{share.value:.3f} [{share.lo:.3f}, {share.hi:.3f}] (n={share.n})"
+    lines.append(f"Mixed menus (the K samples not unanimous): {mixed}")
     replies = by("framing", lambda c: (c["n_parse_fail"], sum(c["rum"]["samples_per_menu"]) + c["n_parse_fail"]))
     lines.append(
         "Replies that failed to parse, by framing: "

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
@@ -664,19 +664,14 @@ def run_configs_whole(
     from liedar.models.base import BackendBase  # torch-free
     from liedar.models.sampling import sample_with_choice_laws
 
+    if not isinstance(backend, BackendBase):  # a served model: each mode asked for on its own
+        exact, _ = run_configs(backend, jobs, replace(settings, mode="exact"), progress=progress)
+        sampled, ways = run_configs(backend, jobs, replace(settings, mode="stochastic"), progress=progress)
+        return exact, sampled, ways
     exact, sampled = [], []
-    ways: dict[str, int] = {}
+    ways = {}
     for job in step_progress(jobs, desc="menus (exact and sampled)", disable=not progress):
         config = _Config(*job, settings)
-        if not isinstance(backend, BackendBase):
-            exact.append(config.exact_result(_choose_exact(
-                backend, config.vignette, config.framing, config.presented, settings.temperature)))  # fmt: skip
-            log = _choose_stochastic(
-                backend, config.vignette, config.framing, config.presented, settings.samples, settings.temperature,
-                config.sample_seed, ways=ways,
-            )  # fmt: skip
-            sampled.append(config.stochastic_result(log))
-            continue
         presented, scenario = config.presented, SCENARIOS[config.vignette.scenario]
         replies, laws = sample_with_choice_laws(
             backend,
