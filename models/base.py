@@ -443,13 +443,16 @@ def sample_tokens(logits: np.ndarray, temperature: float, rngs: Sequence[np.rand
         return [int(t) for t in np.argmax(logits, axis=1)]
     out: list[int] = []
     width = _TOKENS_PER_BLOCK
+    vocab = logits.shape[1]
+    whole = vocab // width
+    scratch = np.empty((min(len(rngs), _ROWS_PER_BLOCK), vocab))  # reused: fresh pages a block cost a third
     for start in range(0, len(rngs), _ROWS_PER_BLOCK):  # blocks bound the float64 copies (gemma3: 262k a row)
-        z = np.asarray(logits[start : start + _ROWS_PER_BLOCK], dtype=np.float64) / temperature
-        z -= z.max(axis=1, keepdims=True)
-        p = np.exp(z)
-        rows, vocab = p.shape
-        whole = vocab // width
-        blocks = p[:, : whole * width].reshape(rows, whole, width).sum(axis=2)
+        block = logits[start : start + _ROWS_PER_BLOCK]
+        p = scratch[: len(block)]
+        np.divide(block, temperature, out=p, dtype=np.float64)  # float64 division, as before the draw
+        p -= p.max(axis=1, keepdims=True)
+        np.exp(p, out=p)
+        blocks = p[:, : whole * width].reshape(len(p), whole, width).sum(axis=2)
         if vocab > whole * width:
             blocks = np.concatenate([blocks, p[:, whole * width :].sum(axis=1, keepdims=True)], axis=1)
         below = blocks.cumsum(axis=1)

@@ -358,10 +358,10 @@ class TransformersBackend(BackendBase):
         each step's attention reads a prompt's keys once for all its rows
         (`liedar.models.shared_prefix`) rather than once per row from a copied cache.
 
-        A row that has ended stops drawing; once a quarter of the batch has ended, the ended
-        rows leave it: chain-of-thought replies to one menu end at very different lengths
-        (smollm2-135m: mean 89-104 of a 160-token budget, a quarter to a third cut by it),
-        and a batch that kept them would decode every row to the longest."""
+        A row leaves the batch at the step it ends (`SharedPrefixState.shed`): chain-of-thought
+        replies to one menu end at very different lengths (smollm2-135m: mean 89-104 of a
+        160-token budget, a quarter to a third cut by it), and a batch that kept them would
+        decode every row to the longest."""
         from liedar.models.shared_prefix import SharedPrefixState, shared_prefix_decoding
 
         torch = self._torch
@@ -371,16 +371,17 @@ class TransformersBackend(BackendBase):
             if first_logits is not None:
                 first_logits.extend(self.decode_start(p) for p in prompts)
             return outs
-        width = max(len(p) for p in prompts)
+        common = _shared_lead(prompts)
+        width = max(len(p) for p in prompts) - common
         ids = torch.full((len(prompts), width), self._pad_id, dtype=torch.long)
         real = torch.zeros((len(prompts), width), dtype=torch.bool)
         for i, p in enumerate(prompts):
-            ids[i, width - len(p) :] = torch.tensor(list(p), dtype=torch.long)
-            real[i, width - len(p) :] = True
+            ids[i, width - len(p) + common :] = torch.tensor(list(p[common:]), dtype=torch.long)
+            real[i, width - len(p) + common :] = True
         index = torch.tensor([i for i, _ in pairs], dtype=torch.long)
-        state = SharedPrefixState(real, index, budget)
+        state = SharedPrefixState(real, index, budget, common=common)
         lengths = torch.tensor([len(prompts[i]) for i, _ in pairs], dtype=torch.long)
-        step = np.full(len(pairs), self._pad_id, dtype=np.int64)  # what each row is fed next (an ended row: pad)
+        step = np.full(len(pairs), self._pad_id, dtype=np.int64)  # what each row is fed next
 
         def forward(tokens, positions):
             with torch.inference_mode():
@@ -394,38 +395,47 @@ class TransformersBackend(BackendBase):
             state.advance()
             return out.logits[:, -1]
 
-        def rows_of(logits, live):  # rows picked before float32: half the bytes copied
-            if len(live) < len(logits):
-                logits = logits.index_select(0, torch.tensor(live, dtype=torch.long, device=logits.device))
-            return logits.float().cpu().numpy()
-
         with shared_prefix_decoding(self.model):
-            logits = forward(ids, (real.long().cumsum(-1) - 1).clamp(min=0))
+            if common:
+                forward(torch.tensor([list(prompts[0][:common])], dtype=torch.long), torch.arange(common)[None])
+            logits = forward(ids, (common + real.long().cumsum(-1) - 1).clamp(min=0))
             if first_logits is not None:  # the prefill's own logits: the law of every row's first draw
                 first_logits.extend(logits.double().cpu().numpy())
             logits = logits.index_select(0, index.to(self.device))
-            live = list(range(len(pairs)))  # batch rows still drawing
+            # one float32 buffer for every step's logits: a fresh 59 MB array a step (300 rows of
+            # smollm2's vocabulary) cost ten times the copy into it, its pages new each time
+            drawn_from = torch.empty(logits.shape, dtype=torch.float32)
             for n in range(budget):
-                drawn = sample_tokens(
-                    rows_of(logits, live), temperature, [rngs[pairs[b][0]][pairs[b][1]] for b in live]
-                )
-                kept = []
-                for b, token in zip(live, drawn):
-                    if not self._is_end(token):
+                batch = drawn_from[: len(pairs)]
+                batch.copy_(logits)
+                drawn = sample_tokens(batch.numpy(), temperature, [rngs[i][k] for i, k in pairs])
+                ended = []
+                for b, token in enumerate(drawn):
+                    if self._is_end(token):
+                        ended.append(b)
+                    else:
                         outs[pairs[b][0]][pairs[b][1]].append(token)
                         step[b] = token
-                        kept.append(b)
-                if not kept or n + 1 >= budget:
+                if len(ended) == len(pairs) or n + 1 >= budget:
                     break
-                if len(kept) <= 3 * len(pairs) // 4:  # a quarter has ended: the batch sheds its rows
-                    rows = torch.tensor(kept, dtype=torch.long)
-                    state.keep(rows)
-                    lengths, step = lengths[rows], step[rows.numpy()]
-                    pairs = [pairs[b] for b in kept]
-                    kept = list(range(len(kept)))
-                live = kept
+                if ended:  # ended rows leave the batch at once
+                    order = state.shed(ended)
+                    lengths, step = lengths[order], step[order.numpy()]
+                    pairs = [pairs[b] for b in order.tolist()]
                 logits = forward(torch.from_numpy(step)[:, None], (lengths + n)[:, None])
         return outs
+
+
+def _shared_lead(prompts) -> int:
+    """How many leading tokens every prompt shares, leaving each at least its last token
+    (whose logits the first draws need); 0 for a single prompt, whose rows share it all anyway."""
+    if len(prompts) < 2:
+        return 0
+    first, most = prompts[0], min(len(p) for p in prompts) - 1
+    n = 0
+    while n < most and all(p[n] == first[n] for p in prompts):
+        n += 1
+    return n
 
 
 def _repeat_cache(past, n: int):

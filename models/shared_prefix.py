@@ -30,63 +30,122 @@ ATTENTION_NAME = "liedar_shared_prefix"
 class SharedPrefixState:
     """The prompts' keys and values, and each row's generated keys and values, per layer.
 
+    The prompts are read in up to two forward passes: their ``common`` shared leading tokens
+    once (a batch of one), then what follows them, left-padded, as one batch attending to
+    those keys and to its own. Why: the 15 menus of a configuration share their system turn
+    and case (smollm2-135m: 62 of 103-147 tokens), and a batch of whole prompts reads those
+    tokens 15 times over.
+
     Parameters
     ----------
     prompt_mask : torch.Tensor
-        ``[prompts, width]`` bool: the left-padded prompts' real tokens.
+        ``[prompts, width]`` bool: the real tokens of each left-padded prompt after its
+        ``common`` leading tokens.
     owners : torch.Tensor
-        ``[rows]`` long: the prompt each decoding row continues, rows of one prompt
-        contiguous (a shed keeps their order).
+        ``[rows]`` long: the prompt each decoding row continues.
     budget : int
         Generated tokens a row can hold.
+    common : int
+        Leading tokens every prompt shares, read once (0: none; each prompt whole).
     """
 
-    def __init__(self, prompt_mask: torch.Tensor, owners: torch.Tensor, budget: int):
-        self.prompt_mask = prompt_mask.bool()
-        self.width = prompt_mask.shape[1]
+    def __init__(self, prompt_mask: torch.Tensor, owners: torch.Tensor, budget: int, common: int = 0):
+        prompts, width = prompt_mask.shape
+        self.common = common
+        self.prompt_mask = torch.cat([torch.ones(prompts, common, dtype=torch.bool), prompt_mask.bool()], 1)
+        column = torch.arange(common + width)
+        pad = width - prompt_mask.sum(1)
+        self.key_positions = torch.where(column < common, column, column - pad[:, None])  # [prompts, keys]
+        self.lengths = common + width - pad  # each prompt's tokens
         self.budget = budget
-        self.prefilling = True
+        self.phase = "common" if common else "prompts"
         self.written = 0  # generated columns already in the suffix
+        self._common: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
         self._prefix: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
         self._suffix: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
         self._set_rows(owners)
 
     def _set_rows(self, owners: torch.Tensor) -> None:
         """Where each row sits in the ``[prompts, most rows of a prompt]`` grid the shared
-        products use; a prompt with fewer rows leaves its grid slots empty."""
+        products use: a prompt's rows fill its slots in batch order, in whatever batch rows
+        they sit; a prompt with fewer rows leaves its grid slots empty."""
         counts = torch.bincount(owners, minlength=self.prompt_mask.shape[0])
         first = torch.cumsum(counts, 0) - counts
+        by_prompt = torch.argsort(owners, stable=True)
+        rank = torch.empty_like(owners)
+        rank[by_prompt] = torch.arange(len(owners)) - first[owners[by_prompt]]
         self.owners = owners
+        self.rows = len(owners)
         self.per_prompt = int(counts.max())
-        self.slots = owners * self.per_prompt + (torch.arange(len(owners)) - first[owners])
+        self.slots = owners * self.per_prompt + rank
 
-    def keep(self, rows: torch.Tensor) -> None:
-        """Drop every row not in ``rows`` (ascending): ended replies leave the batch."""
-        for layer, (k, v) in self._suffix.items():
-            self._suffix[layer] = (k.index_select(0, rows), v.index_select(0, rows))
-        self._set_rows(self.owners.index_select(0, rows))
+    def shed(self, ended: list[int]) -> torch.Tensor:
+        """Drop the ``ended`` rows: the last rows still drawing move into their places.
+
+        Why moved and not closed up: closing the gaps copies every row after the first
+        ended one (every generated column of every layer); filling them from the end copies
+        only as many rows as ended, so the batch can shed rows at every step instead of
+        decoding ended rows until enough of them have piled up.
+
+        Returns
+        -------
+        torch.Tensor
+            ``[rows left]`` long: the old row each row of the smaller batch continues.
+        """
+        left = self.rows - len(ended)
+        gone = set(ended)
+        holes = [b for b in sorted(gone) if b < left]
+        movers = [b for b in range(left, self.rows) if b not in gone]
+        order = torch.arange(left)
+        if holes:
+            src, dst = torch.tensor(movers), torch.tensor(holes)
+            order[dst] = src
+            with torch.inference_mode():  # the buffers were made inside the forward pass's
+                for k, v in self._suffix.values():
+                    k[dst, :, : self.written] = k[src, :, : self.written]
+                    v[dst, :, : self.written] = v[src, :, : self.written]
+        self._set_rows(self.owners[order])
+        return order
 
     def advance(self) -> None:
-        """Close a forward pass: the prompt is in, or one generated column is written."""
-        if self.prefilling:
-            self.prefilling = False
-        else:
+        """Close a forward pass: the shared tokens are in, the prompts are, or one generated
+        column is written."""
+        if self.phase == "decode":
             self.written += 1
+        else:
+            self.phase = "prompts" if self.phase == "common" else "decode"
 
-    def prefill(self, module, query, key, value, scaling, sliding_window):
-        """Causal attention over the left-padded prompts; their keys and values are kept."""
-        self._prefix[module.layer_idx] = (key, value)
-        width = self.width
-        position = torch.arange(width)
+    def attend(self, module, query, key, value, scaling, sliding_window):
+        """The attention of the pass `phase` names."""
+        step = {"common": self.prefill_common, "prompts": self.prefill, "decode": self.decode}[self.phase]
+        return step(module, query, key, value, scaling, sliding_window)
+
+    def prefill_common(self, module, query, key, value, scaling, sliding_window):
+        """Causal attention over the prompts' shared leading tokens (one row); kept."""
+        self._common[module.layer_idx] = (key, value)
+        position = torch.arange(self.common)
         allowed = position[None, :] <= position[:, None]
         if sliding_window:
             allowed &= position[None, :] > position[:, None] - sliding_window
-        allowed = allowed[None] & self.prompt_mask[:, None, :]
-        allowed |= torch.eye(width, dtype=torch.bool)[None]  # a pad query sees itself: no empty softmax
-        groups = query.shape[1] // key.shape[1]
-        key, value = key.repeat_interleave(groups, 1), value.repeat_interleave(groups, 1)
-        out, _ = _attend(query, key, value, scaling, _bias(allowed, query)[:, None])
-        return out
+        return _attend_grouped(query, key, value, scaling, _bias(allowed, query)[None, None])
+
+    def prefill(self, module, query, key, value, scaling, sliding_window):
+        """Causal attention of the left-padded prompts' tokens over the shared tokens and
+        their own; all their keys and values are kept, the shared ones first."""
+        if self.common:
+            shared_k, shared_v = self._common[module.layer_idx]
+            prompts = key.shape[0]
+            key = torch.cat([shared_k.expand(prompts, -1, -1, -1), key], 2)
+            value = torch.cat([shared_v.expand(prompts, -1, -1, -1), value], 2)
+        self._prefix[module.layer_idx] = (key, value)
+        keys = self.key_positions[:, None, :]
+        queries = self.key_positions[:, self.common :, None]
+        allowed = (keys <= queries) & self.prompt_mask[:, None, :]
+        if sliding_window:
+            allowed &= keys > queries - sliding_window
+        own = torch.arange(queries.shape[1])
+        allowed[:, own, self.common + own] = True  # a pad query sees itself: no empty softmax
+        return _attend_grouped(query, key, value, scaling, _bias(allowed, query)[:, None])
 
     def decode(self, module, query, key, value, scaling, sliding_window):
         """One new token per row against its prompt (shared) and its own generated tokens: two
@@ -96,6 +155,7 @@ class SharedPrefixState:
             shape = (key.shape[0], key.shape[1], self.budget, key.shape[3])
             self._suffix[layer] = (key.new_empty(shape), value.new_empty(shape))
         own_k, own_v = self._suffix[layer]
+        own_k, own_v = own_k[: self.rows], own_v[: self.rows]  # a shed batch keeps its buffers' first rows
         own_k[:, :, column] = key[:, :, 0]
         own_v[:, :, column] = value[:, :, 0]
         prompt_k, prompt_v = self._prefix[layer]
@@ -104,9 +164,8 @@ class SharedPrefixState:
         groups = heads // kv_heads
         q = query.reshape(rows, kv_heads, groups, dim)
         seen = self.prompt_mask
-        if sliding_window and width + column >= sliding_window:  # a key at column c of a prompt
-            seen = seen.clone()  # sits at position c - width + its length; the query at length + column
-            seen[:, : width + column - sliding_window + 1] = False
+        if sliding_window:  # the rows of a prompt ask from position its length + column
+            seen = seen & (self.key_positions > (self.lengths + column - sliding_window)[:, None])
         grid = self._to_grid(q, prompts)  # a prompt's rows as more queries against its keys
         shared, shared_lse = _attend(grid, prompt_k, prompt_v, scaling, _bias(seen, q)[:, None, None])
         shared_lse = shared_lse.masked_fill(~seen.any(-1)[:, None, None], float("-inf"))  # all out of the window
@@ -142,6 +201,14 @@ def _bias(seen: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     return torch.zeros(seen.shape, dtype=like.dtype).masked_fill(~seen, float("-inf"))
 
 
+def _attend_grouped(query, key, value, scaling, bias):
+    """`_attend` with each key-value head repeated for its group of query heads."""
+    groups = query.shape[1] // key.shape[1]
+    key, value = key.repeat_interleave(groups, 1), value.repeat_interleave(groups, 1)
+    out, _ = _attend(query, key, value, scaling, bias)
+    return out
+
+
 def _attend(query, key, value, scaling, bias):
     """Attention and its log-sum-exp per query, from PyTorch's fused CPU kernel (float32
     accumulation, as the model's own attention has; a product of bfloat16 matrices rounds
@@ -162,8 +229,7 @@ def shared_prefix_attention(
         raise NotImplementedError("the shared-prefix sampler does not soft-cap attention scores (gemma2's)")
     if scaling is None:
         scaling = query.shape[-1] ** -0.5
-    step = shared_prefix.prefill if shared_prefix.prefilling else shared_prefix.decode
-    out = step(module, query, key, value, scaling, kwargs.get("sliding_window"))
+    out = shared_prefix.attend(module, query, key, value, scaling, kwargs.get("sliding_window"))
     return out.transpose(1, 2), None
 
 

@@ -199,6 +199,32 @@ def test_a_sliding_window_model_sampled_in_one_batch_equals_the_loop(windowed_lm
     assert [[g.token_ids for g in row] for row in many] == [[g.token_ids for g in row] for row in loop]
 
 
+LEAD = "A long shared opening about the colour of the evening sky over the quiet harbour town,"
+
+
+@pytest.mark.parametrize("which", ["lm", "windowed_lm"])
+def test_prompts_sharing_their_lead_read_it_once_and_equal_the_loop(which, request, monkeypatch):
+    """The menus of a configuration share their first tokens: the batch reads those once (a
+    pass of one row), then the rest of each prompt attending to them. Replies must still be
+    `generate`'s, on gemma3's window too (the lead is longer than it, so the local layers
+    must hide its early tokens from the later ones, and from the replies)."""
+    from liedar.models.hf import _shared_lead
+    from liedar.models.sampling import sample_shared_prefix_many
+
+    lm = request.getfixturevalue(which)
+    monkeypatch.setattr(lm, "_end_ids", set(range(0, lm.model.config.vocab_size, 7)))
+    prompts = [LEAD + " which", LEAD + " the boats and the birds were", LEAD + " so"]
+    seeds = [8, 31, 54]
+    lead = _shared_lead([lm.encode(p, add_generation_prompt=True).ids for p in prompts])
+    assert lead > 6, f"the prompts must share more tokens than the window holds, got {lead}"
+    loop = [
+        [lm.generate(p, max_tokens=10, temperature=1.2, seed=s + k) for k in range(4)] for p, s in zip(prompts, seeds)
+    ]
+    many = sample_shared_prefix_many(lm, prompts, samples=4, max_tokens=10, temperature=1.2, seeds=seeds)
+    assert len({len(g.token_ids) for row in loop for g in row}) >= 3, "rows must end at different steps"
+    assert [[g.token_ids for g in row] for row in many] == [[g.token_ids for g in row] for row in loop]
+
+
 def test_the_model_attention_is_its_own_again_after_a_batch_and_after_a_failed_one(lm, monkeypatch):
     from liedar.models.sampling import sample_shared_prefix_many
 
