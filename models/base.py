@@ -450,7 +450,7 @@ def sample_tokens(logits: np.ndarray, temperature: float, rngs: Sequence[np.rand
     for start in range(0, len(rngs), _ROWS_PER_BLOCK):  # blocks bound the float64 copies (gemma3: 262k a row)
         block = logits[start : start + _ROWS_PER_BLOCK]
         p = scratch[: len(block)]
-        np.divide(block, temperature, out=p, dtype=np.float64)  # float64 division, as before the draw
+        np.divide(block, temperature, out=p, dtype=np.float64)  # in float64: the law is float64's
         p -= p.max(axis=1, keepdims=True)
         np.exp(p, out=p)
         blocks = p[:, : whole * width].reshape(len(p), whole, width).sum(axis=2)

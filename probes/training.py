@@ -1,8 +1,8 @@
 """The one way liedar trains a lie probe: `train_lie_probe`.
 
-Why one function: `liedar probe train` and the demo used to train differently (the demo
-bypassed the activation cache and chose its threshold another way), so the same data gave
-two probes. Both now call this. Following repeng's design, where the activations come
+Why one function: two training paths (one bypassing the activation cache and choosing its
+threshold another way) give two different probes from the same data; `liedar probe train`
+and the demo both call this one. Following repeng's design, where the activations come
 from is injected (``activations``): by default the on-disk activation cache over the
 backend, so a second run on the same statements costs no forward pass; a test or a
 distributed run passes its own source.

@@ -669,7 +669,7 @@ def run_configs_whole(
         sampled, ways = run_configs(backend, jobs, replace(settings, mode="stochastic"), progress=progress)
         return exact, sampled, ways
     exact, sampled = [], []
-    ways = {}
+    ways: dict[str, int] = {}
     for job in step_progress(jobs, desc="menus (exact and sampled)", disable=not progress):
         config = _Config(*job, settings)
         presented, scenario = config.presented, SCENARIOS[config.vignette.scenario]

@@ -1,4 +1,4 @@
-"""Inputs that used to be accepted without a word (or refused with a misleading line) are now
+"""Inputs a command could accept without a word (or refuse with a misleading line) are
 named: each test checks what the one line *says*, not only that it is one line.
 
 The catalogue (test_catalogue.py) holds the same argv for the exit-2 / one-line / nothing
