@@ -18,7 +18,7 @@ import numpy as np
 
 from liedar.core.errors import InputError
 from liedar.models.backend import Encoded, Generation, Position, Span, TokenStates, TokenStep
-from liedar.models.chat import TextInput, render
+from liedar.models.chat import TextInput, render, reply_end, reply_text
 
 
 class BackendBase:
@@ -115,17 +115,34 @@ class BackendBase:
         """Whether ``token`` ends a generation (end of turn or of text)."""
         return self._is_end(int(token))
 
+    def begins_turn(self, out: Sequence[int], marks: Sequence[str]) -> bool:
+        """Whether the reply ``out`` has just begun another turn: its last token completed one
+        of ``marks`` (`liedar.models.chat.reply_end`; ``Rendered.turn_marks``). Generation
+        stops there; the reply's text ends before the mark, its tokens keep the mark's.
+
+        Why the last piece is looked at first: every mark ends with a colon, so only a token
+        holding one can complete it, and the reply is decoded only then."""
+        if not marks or not out or ":" not in self._piece(int(out[-1])):
+            return False
+        return reply_end(self._decode([int(t) for t in out]), marks) is not None
+
     def sample_continuations(
-        self, ids: Sequence[int], rngs: Sequence[np.random.Generator], budget: int, temperature: float
+        self,
+        ids: Sequence[int],
+        rngs: Sequence[np.random.Generator],
+        budget: int,
+        temperature: float,
+        marks: Sequence[str] = (),
     ) -> list[list[int]]:
         """One sampled continuation of ``ids`` per generator, each drawn as `generate` draws
-        (`sample_token` with that generator, stopping at an end token or after ``budget`` tokens).
+        (`sample_token` with that generator, stopping at an end token, at the token that
+        completes one of the turn ``marks`` (`begins_turn`), or after ``budget`` tokens).
 
         Why a method: reading the prompt once for all K samples needs the engine's own cache
         (a batch over transformers' KV cache, llama.cpp's kept positions), so each backend
         overrides this; the default re-reads the prompt per sample, the plain loop's cost.
         """
-        return [self._sample_from(self.decode_start(ids), rng, budget, temperature) for rng in rngs]
+        return [self._sample_from(self.decode_start(ids), rng, budget, temperature, marks) for rng in rngs]
 
     def sample_continuations_many(
         self,
@@ -134,9 +151,10 @@ class BackendBase:
         budget: int,
         temperature: float,
         first_logits: Optional[list[np.ndarray]] = None,
+        marks: Optional[Sequence[Sequence[str]]] = None,
     ) -> list[list[list[int]]]:
         """`sample_continuations` for several prompts: ``out[i][k]`` continues ``prompts[i]``,
-        drawn with ``rngs[i][k]``.
+        drawn with ``rngs[i][k]`` and stopped at ``marks[i]`` (none when ``marks`` is None).
 
         Why a method: an engine that can batch rows of different prompts (transformers:
         left-padded rows, each prompt's keys kept once for its K rows) decodes the K samples
@@ -150,9 +168,12 @@ class BackendBase:
         """
         if first_logits is not None:
             first_logits.extend(self.decode_start(ids) for ids in prompts)
-        return [self.sample_continuations(ids, r, budget, temperature) for ids, r in zip(prompts, rngs)]
+        marks = marks if marks is not None else [()] * len(prompts)
+        return [self.sample_continuations(*args, budget, temperature, m) for *args, m in zip(prompts, rngs, marks)]
 
-    def _sample_from(self, logits: np.ndarray, rng: np.random.Generator, budget: int, temperature: float) -> list[int]:
+    def _sample_from(
+        self, logits: np.ndarray, rng: np.random.Generator, budget: int, temperature: float, marks: Sequence[str] = ()
+    ) -> list[int]:
         """One continuation from a decoding state whose next-token logits are ``logits``."""
         out: list[int] = []
         for index in range(budget):
@@ -160,6 +181,8 @@ class BackendBase:
             if self._is_end(token):
                 break
             out.append(token)
+            if self.begins_turn(out, marks):
+                break
             if index + 1 < budget:
                 logits = self.decode_step(token)
         return out
@@ -340,11 +363,13 @@ class BackendBase:
         stop_at_end: bool = True,
     ) -> Generation:
         """Greedy when temperature == 0, else sampling from softmax(logits / temperature) with
-        a Generator seeded by `seed`. Stops at an end-of-generation token (not emitted) or
-        at the context limit. With `hook_layer`, every TokenStep carries that token's own
+        a Generator seeded by `seed`. Stops at an end-of-generation token (not emitted), at
+        the token with which a model without a chat template begins another turn
+        (`begins_turn`: that token is emitted, the text ends before the turn's mark) or at
+        the context limit. With `hook_layer`, every TokenStep carries that token's own
         hidden state (the sampled token is fed, then read), so the stream equals
         `token_states_of_ids` on the finished transcript. With ``stop_at_end=False`` an end
-        token is emitted like any other and exactly ``max_tokens`` steps run (context
+        token or turn is emitted like any other and exactly ``max_tokens`` steps run (context
         permitting), so a speed measured over it is the same work on every model."""
         if hook_layer is not None:
             hook_layer = self.check_layers([hook_layer])[0]
@@ -355,6 +380,7 @@ class BackendBase:
             raise InputError("the prompt is empty: give a prompt to generate from")
         rng = np.random.default_rng(seed)
         budget = min(int(max_tokens), self.n_ctx - len(enc.ids))
+        marks = enc.rendered.turn_marks if stop_at_end else ()
         logits = self._gen_begin(enc.ids, hook_layer)
         out: list[int] = []
         for index in range(budget):
@@ -362,14 +388,17 @@ class BackendBase:
             if stop_at_end and self._is_end(token):
                 break
             out.append(token)
+            last = index + 1 == budget or self.begins_turn(out, marks)
             hidden = None
-            if index + 1 < budget:
+            if not last:
                 logits, hidden = self._gen_feed(token, hook_layer)
             elif hook_layer is not None:  # the last token is fed only to read its state
                 hidden = self._gen_read(token, hook_layer)
             if on_token is not None:
                 on_token(TokenStep(index, token, self._piece(token), hidden))
-        return Generation(enc.rendered.text, self._decode(out), out, len(enc.ids))
+            if last:
+                break
+        return Generation(enc.rendered.text, reply_text(self._decode(out), marks), out, len(enc.ids))
 
 
 def default_threads() -> int:

@@ -54,6 +54,7 @@ class Rendered:
     spans: tuple[tuple[int, int], ...]  # character range of each message's content in `text`
     detect: tuple[bool, ...]  # the detect flag of each message (one per span)
     templated: bool  # the text came from a chat template (it carries its own special tokens)
+    turn_marks: tuple[str, ...] = ()  # a reply to this text ends where one of these begins (`reply_end`)
 
     @property
     def detect_spans(self) -> tuple[tuple[int, int], ...]:
@@ -101,7 +102,38 @@ def render(
     spans = _locate(text, [m.content for m in inp.messages])
     if prefill:
         text = text[: spans[-1][1]]
-    return Rendered(text, tuple(spans), tuple(m.detect for m in inp.messages), bool(template))
+    marks = () if template else tuple(f"\n{role}:" for role in dict.fromkeys(ROLES + tuple(r["role"] for r in rows)))
+    return Rendered(text, tuple(spans), tuple(m.detect for m in inp.messages), bool(template), marks)
+
+
+ROLES = ("system", "user", "assistant")
+
+
+def reply_end(text: str, marks: Sequence[str]) -> "int | None":
+    """Where a reply in the plain ``role: content`` layout ends: the line break(s) before the
+    first line at which the model begins another turn (``marks``, `Rendered.turn_marks`), or None.
+
+    Why: a model without a chat template has no end-of-turn token; it goes on writing the
+    user's next message and its own next answer in the layout it was shown. Those lines are
+    not its reply (an ``Answer: X`` in a turn it wrote for the user is not its answer), and
+    decoding them is most of a long reply's cost (gemma3-270m, chain-of-thought menus: half
+    the replies begin a new turn, on average 15% of the way into the 160-token budget).
+    `generate` and every sampling path stop at the token that completes a mark and keep the
+    tokens before it; a chat template's end-of-turn token ends a templated reply instead.
+    """
+    found = [at for at in (text.find(mark) for mark in marks) if at >= 0]
+    if not found:
+        return None
+    at = min(found)
+    while at > 0 and text[at - 1] == "\n":  # the blank lines that separate turns are not the reply's
+        at -= 1
+    return at
+
+
+def reply_text(text: str, marks: Sequence[str]) -> str:
+    """``text`` up to where the model began another turn (`reply_end`), else all of it."""
+    at = reply_end(text, marks)
+    return text if at is None else text[:at]
 
 
 def _locate(text: str, contents: Sequence[str]) -> list[tuple[int, int]]:

@@ -343,11 +343,11 @@ class TransformersBackend(BackendBase):
     def _is_end(self, token):
         return token in self._end_ids
 
-    def sample_continuations(self, ids, rngs, budget, temperature):
+    def sample_continuations(self, ids, rngs, budget, temperature, marks=()):
         """The K continuations of one prompt: `sample_continuations_many` with one prompt."""
-        return self.sample_continuations_many([ids], [rngs], budget, temperature)[0]
+        return self.sample_continuations_many([ids], [rngs], budget, temperature, marks=[marks])[0]
 
-    def sample_continuations_many(self, prompts, rngs, budget, temperature, first_logits=None):
+    def sample_continuations_many(self, prompts, rngs, budget, temperature, first_logits=None, marks=None):
         """Every prompt's K continuations decoded as one batch: each prompt read once and kept
         once; row (i, k) draws with ``rngs[i][k]`` exactly as `generate` would.
 
@@ -413,9 +413,12 @@ class TransformersBackend(BackendBase):
                 for b, token in enumerate(drawn):
                     if self._is_end(token):
                         ended.append(b)
-                    else:
-                        outs[pairs[b][0]][pairs[b][1]].append(token)
-                        step[b] = token
+                        continue
+                    out = outs[pairs[b][0]][pairs[b][1]]
+                    out.append(token)
+                    step[b] = token
+                    if marks is not None and self.begins_turn(out, marks[pairs[b][0]]):
+                        ended.append(b)
                 if len(ended) == len(pairs) or n + 1 >= budget:
                     break
                 if ended:  # ended rows leave the batch at once

@@ -405,7 +405,7 @@ class LlamaCppBackend(BackendBase):
     def _is_end(self, token):
         return bool(self._L.llama_vocab_is_eog(self._vocab, token))
 
-    def sample_continuations(self, ids, rngs, budget, temperature):
+    def sample_continuations(self, ids, rngs, budget, temperature, marks=()):
         """The prompt read once; before each sample the positions after it are removed from
         the context's memory, so sample r continues the same prompt state with ``rngs[r]``."""
         n_prompt = len(ids)
@@ -414,7 +414,7 @@ class LlamaCppBackend(BackendBase):
         for rng in rngs:
             self._L.llama_memory_seq_rm(self._L.llama_get_memory(self._ctx), 0, n_prompt, -1)
             self._n_past = n_prompt
-            outs.append(self._sample_from(logits0, rng, budget, temperature))
+            outs.append(self._sample_from(logits0, rng, budget, temperature, marks))
         return outs
 
 

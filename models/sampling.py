@@ -35,7 +35,7 @@ import numpy as np
 from liedar.core.errors import InputError
 from liedar.models.backend import Backend, Generation
 from liedar.models.base import BackendBase
-from liedar.models.chat import TextInput, render
+from liedar.models.chat import TextInput, render, reply_text
 
 if TYPE_CHECKING:
     from liedar.models.served import ServedBackend
@@ -394,8 +394,11 @@ def _sample_many(
         raise InputError("a prompt is empty: give a prompt to generate from")
     budget = min(int(max_tokens), backend.n_ctx - max(len(enc.ids) for enc in encoded))
     rngs = [[np.random.default_rng(seed + k) for k in range(samples)] for seed in seeds]
-    outs = backend.sample_continuations_many([enc.ids for enc in encoded], rngs, budget, temperature, first_logits)
+    marks = [enc.rendered.turn_marks for enc in encoded]
+    outs = backend.sample_continuations_many(
+        [enc.ids for enc in encoded], rngs, budget, temperature, first_logits, marks=marks
+    )
     return [
-        [Generation(enc.rendered.text, backend.detokenize(out), out, len(enc.ids)) for out in row]
-        for enc, row in zip(encoded, outs)
+        [Generation(enc.rendered.text, reply_text(backend.detokenize(out), m), out, len(enc.ids)) for out in row]
+        for enc, m, row in zip(encoded, marks, outs)
     ]
