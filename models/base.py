@@ -169,7 +169,7 @@ class BackendBase:
         if first_logits is not None:
             first_logits.extend(self.decode_start(ids) for ids in prompts)
         marks = marks if marks is not None else [()] * len(prompts)
-        return [self.sample_continuations(*args, budget, temperature, m) for *args, m in zip(prompts, rngs, marks)]
+        return [self.sample_continuations(ids, r, budget, temperature, m) for ids, r, m in zip(prompts, rngs, marks)]
 
     def _sample_from(
         self, logits: np.ndarray, rng: np.random.Generator, budget: int, temperature: float, marks: Sequence[str] = ()

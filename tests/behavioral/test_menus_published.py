@@ -78,4 +78,4 @@ def test_the_sampled_study_is_printed_beside_their_k_20_study(reread):
     procurement = [c for c in rec["configs"] if c["scenario"] == "procurement"]
     part = beside_published("gemma3-270m", rec["mode"], procurement)
     assert "| SARP pass, modal choice of K, scenario support_triage | – | 0.90 [0.79, 0.96] (45/50) |" in part
-    assert "| SARP pass, modal choice of K, scenario procurement | 0.03 [0.00, 0.13] (1/40) |" in part
+    assert "| SARP pass, modal choice of K, scenario procurement | 0.00 [0.00, 0.09] (0/40) |" in part
