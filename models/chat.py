@@ -10,10 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence, Union
 
+ROLES = ("system", "user", "assistant")  # a Message's roles; a plain-layout reply ends at any of them
+
 
 @dataclass(frozen=True)
 class Message:
-    role: str  # "system" | "user" | "assistant"
+    role: str  # one of ROLES
     content: str
     detect: bool = False
 
@@ -102,11 +104,9 @@ def render(
     spans = _locate(text, [m.content for m in inp.messages])
     if prefill:
         text = text[: spans[-1][1]]
-    marks = () if template else tuple(f"\n{role}:" for role in dict.fromkeys(ROLES + tuple(r["role"] for r in rows)))
+    roles = dict.fromkeys(ROLES + tuple(m.role for m in inp.messages))
+    marks = () if template else tuple(f"\n{role}:" for role in roles)
     return Rendered(text, tuple(spans), tuple(m.detect for m in inp.messages), bool(template), marks)
-
-
-ROLES = ("system", "user", "assistant")
 
 
 def reply_end(text: str, marks: Sequence[str]) -> "int | None":
