@@ -12,13 +12,18 @@ never silently truncated: a truncated statement is a different statement.
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence, Union
 
 import numpy as np
 
 from liedar.core.errors import InputError
 from liedar.models.backend import Encoded, Generation, Position, Span, TokenStates, TokenStep
 from liedar.models.chat import TextInput, render, reply_end, reply_text
+
+if TYPE_CHECKING:
+    import torch
+
+LogitRows = Union[np.ndarray, "torch.Tensor"]  # a batch's next-token logits, as the engine gave them
 
 
 class BackendBase:
@@ -436,7 +441,7 @@ def sample_token(logits: np.ndarray, temperature: float, rng: np.random.Generato
     return sample_tokens(np.asarray(logits)[None, :], temperature, [rng])[0]
 
 
-def sample_tokens(logits: np.ndarray, temperature: float, rngs: Sequence[np.random.Generator]) -> list[int]:
+def sample_tokens(logits: LogitRows, temperature: float, rngs: Sequence[np.random.Generator]) -> list[int]:
     """One token per row of ``logits``, row r drawn with ``rngs[r]``: `sample_token` over a batch.
 
     Why vectorised: a shared-prefix batch of the menu study decodes hundreds of rows a step,
@@ -445,16 +450,18 @@ def sample_tokens(logits: np.ndarray, temperature: float, rngs: Sequence[np.rand
     ``rng.random()`` against the cumulative probabilities), searched in two levels: sums of
     blocks of `_TOKENS_PER_BLOCK` tokens first, then the cumulative sum inside the one block
     the draw falls in, so only one block a row is summed token by token. Rows go four at a
-    time, so each pass over their float64 copies reads the cache, not memory (300 rows of
-    gemma3's 262,144 tokens, one thread: 0.107 s a draw, 0.181 s in blocks of 32 rows with a
-    division by T; the same 300 tokens). The law is ``softmax(logits / T)`` in float64, and
-    the token is ``rng.choice``'s from the same probabilities except where the draw falls
-    within float64 rounding of a boundary (tests/models/test_sampling.py compares them).
+    time into one float64 scratch block that stays in cache for every pass, read straight
+    from the model's own logits: a bfloat16 tensor's values are exact in float64, so no
+    float32 copy of the whole batch is made first (300 rows of gemma3's 262,144 tokens, one
+    thread: a draw took 0.117 s through a float32 copy, 0.093 s read by blocks, the same
+    tokens; scripts/bench_logits_path.py, 2026-12-05). The law is ``softmax(logits / T)`` in float64, and the
+    token is ``rng.choice``'s from the same probabilities except where the draw falls within
+    float64 rounding of a boundary (tests/models/test_sampling.py compares them).
 
     Parameters
     ----------
-    logits : numpy.ndarray
-        ``[rows, vocabulary]`` next-token logits.
+    logits : numpy.ndarray or torch.Tensor
+        ``[rows, vocabulary]`` next-token logits, in any float dtype (bfloat16 for a tensor).
     temperature : float
         0 takes each row's argmax (no draw); above 0 samples from ``softmax(logits / T)``.
     rngs : sequence of numpy.random.Generator
@@ -464,25 +471,26 @@ def sample_tokens(logits: np.ndarray, temperature: float, rngs: Sequence[np.rand
     -------
     list of int
     """
-    logits = np.asarray(logits)
+    if not hasattr(logits, "copy_"):  # not a torch tensor: anything numpy reads as an array
+        logits = np.asarray(logits)
     if logits.ndim != 2 or logits.shape[0] != len(rngs):
         raise InputError(
             f"sample_tokens needs [rows, vocabulary] logits and one generator per row, "
-            f"got shape {logits.shape} for {len(rngs)} generators"
+            f"got shape {tuple(logits.shape)} for {len(rngs)} generators"
         )
     if temperature == 0:
-        return [int(t) for t in np.argmax(logits, axis=1)]
+        return [int(t) for t in logits.argmax(1).tolist()]
     out: list[int] = []
     width = _TOKENS_PER_BLOCK
     vocab = logits.shape[1]
     whole = vocab // width
     scratch = np.empty((min(len(rngs), _ROWS_PER_BLOCK), vocab))  # reused: fresh pages a block cost a third
+    into = _rows_into(logits, scratch)
     for start in range(0, len(rngs), _ROWS_PER_BLOCK):
-        block = logits[start : start + _ROWS_PER_BLOCK]
-        p = scratch[: len(block)]
-        # in float64, the law's precision: (logit - max) is exact there, then one rounded
-        # product by 1 / T (a division costs twice as much and differs by one rounding)
-        np.subtract(block, block.max(axis=1, keepdims=True), out=p, dtype=np.float64)
+        p = into(start, min(start + _ROWS_PER_BLOCK, len(rngs)))
+        # (logit - max) is exact in float64, then one rounded product by 1 / T (a division
+        # costs twice as much and differs by one rounding)
+        p -= p.max(axis=1, keepdims=True)
         p *= 1.0 / temperature
         np.exp(p, out=p)
         blocks = p[:, : whole * width].reshape(len(p), whole, width).sum(axis=2)
@@ -495,6 +503,28 @@ def sample_tokens(logits: np.ndarray, temperature: float, rngs: Sequence[np.rand
             inside = row[b * width : (b + 1) * width].cumsum() + (cumulative[b - 1] if b else 0.0)
             out.append(b * width + min(int(np.searchsorted(inside, u, side="right")), len(inside) - 1))
     return out
+
+
+def _rows_into(logits: LogitRows, scratch: np.ndarray) -> Callable[[int, int], np.ndarray]:
+    """A reader that copies rows ``[start, stop)`` of ``logits`` into ``scratch`` as float64
+    and returns that part of it. A tensor is copied by torch (numpy has no bfloat16), an
+    array by numpy; torch is imported only when a tensor is given."""
+    if isinstance(logits, np.ndarray):
+
+        def read(start: int, stop: int) -> np.ndarray:
+            np.copyto(scratch[: stop - start], logits[start:stop])
+            return scratch[: stop - start]
+
+        return read
+    import torch
+
+    shared = torch.from_numpy(scratch)
+
+    def read_tensor(start: int, stop: int) -> np.ndarray:
+        shared[: stop - start].copy_(logits[start:stop])
+        return scratch[: stop - start]
+
+    return read_tensor
 
 
 _ROWS_PER_BLOCK = 4  # 4 float64 rows of gemma3's 262,144 tokens (8 MB) stay in cache for every pass

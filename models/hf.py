@@ -362,7 +362,7 @@ class TransformersBackend(BackendBase):
         replies to one menu end at very different lengths (smollm2-135m: mean 89-104 of a
         160-token budget, a quarter to a third cut by it), and a batch that kept them would
         decode every row to the longest."""
-        from liedar.models.shared_prefix import SharedPrefixState, shared_prefix_decoding
+        from liedar.models.shared_prefix import SharedPrefixState, logits_into_buffer, shared_prefix_decoding
 
         torch = self._torch
         outs: list[list[list[int]]] = [[[] for _ in r] for r in rngs]
@@ -395,20 +395,19 @@ class TransformersBackend(BackendBase):
             state.advance()
             return out.logits[:, -1]
 
-        with shared_prefix_decoding(self.model):
+        rows = max(len(pairs), len(prompts))
+        with shared_prefix_decoding(self.model), logits_into_buffer(self.model, rows) as buffer:
             if common:
                 forward(torch.tensor([list(prompts[0][:common])], dtype=torch.long), torch.arange(common)[None])
             logits = forward(ids, (common + real.long().cumsum(-1) - 1).clamp(min=0))
             if first_logits is not None:  # the prefill's own logits: the law of every row's first draw
                 first_logits.extend(logits.double().cpu().numpy())
-            logits = logits.index_select(0, index.to(self.device))
-            # one float32 buffer for every step's logits: a fresh 59 MB array a step (300 rows of
-            # smollm2's vocabulary) cost ten times the copy into it, its pages new each time
-            drawn_from = torch.empty(logits.shape, dtype=torch.float32)
-            for n in range(budget):
-                batch = drawn_from[: len(pairs)]
-                batch.copy_(logits)
-                drawn = sample_tokens(batch.numpy(), temperature, [rngs[i][k] for i, k in pairs])
+            # every row's first logits are its prompt's: spread into the buffer the passes write
+            # (a fresh array of all rows faults in its pages), from a copy of the prompts' rows
+            spread = buffer[: len(pairs)] if buffer is not None else None
+            logits = torch.index_select(logits.clone(), 0, index.to(self.device), out=spread)
+            for n in range(budget):  # each step's logits are drawn from before the next pass overwrites them
+                drawn = sample_tokens(logits.cpu(), temperature, [rngs[i][k] for i, k in pairs])
                 ended = []
                 for b, token in enumerate(drawn):
                     if self._is_end(token):

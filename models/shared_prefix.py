@@ -15,12 +15,16 @@ registered in ``transformers.AttentionInterface`` under `ATTENTION_NAME`, and th
 forward passes a `SharedPrefixState` to it as the ``shared_prefix`` keyword, so no cache
 object of the library is involved (``use_cache=False``) and the model's weights and
 positions are its own.
+
+The output layer of such a batch writes its logits into one buffer kept for the whole
+decoding (`logits_into_buffer`), since at hundreds of rows over a large vocabulary a fresh
+logits array every step costs page faults on every step.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterator, Optional
 
 import torch
 
@@ -249,3 +253,49 @@ def shared_prefix_decoding(model) -> Iterator[None]:
     finally:
         for key, config in configs.items():
             config._attn_implementation = saved[key]  # noqa: SLF001
+
+
+class _HeadIntoBuffer(torch.nn.Module):
+    """A linear output layer whose logits land in a buffer reused by every call that fits it."""
+
+    def __init__(self, head: torch.nn.Linear, rows: int):
+        super().__init__()
+        self.head = head
+        self.buffer = head.weight.new_empty((rows, head.out_features))
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        n = hidden.numel() // hidden.shape[-1]
+        if n > len(self.buffer) or hidden.dtype != self.buffer.dtype:
+            return self.head(hidden)
+        flat, out = hidden.reshape(n, -1), self.buffer[:n]
+        if self.head.bias is None:
+            torch.mm(flat, self.head.weight.t(), out=out)
+        else:
+            torch.addmm(self.head.bias, flat, self.head.weight.t(), out=out)
+        return out.view(*hidden.shape[:-1], -1)
+
+
+@contextmanager
+def logits_into_buffer(model, rows: int) -> Iterator[Optional[torch.Tensor]]:
+    """Within the block, ``model``'s output layer writes up to ``rows`` rows of logits into
+    one buffer, so each forward pass's logits overwrite the last one's: read or copy them
+    before the next pass. Yields the ``[rows, vocabulary]`` buffer (None when the model keeps
+    its own output layer), which a caller may also fill itself between passes.
+
+    Why: a decoding step of the menu study's batch is 300 rows of logits, for gemma3-270m
+    157 MB in bfloat16 (262,144 tokens a row). A fresh array that size is mapped anew by the
+    allocator and faulted in page by page every step: the output layer alone took 0.295 s
+    into a fresh array and 0.233 s into a reused one, the same logits (300 rows, one thread,
+    random weights of gemma3's shape; scripts/bench_logits_path.py, 2026-12-05). A model whose output layer is not a
+    plain ``torch.nn.Linear`` (e.g. wrapped by an adapter) keeps its own.
+    """
+    head = model.get_output_embeddings()
+    if type(head) is not torch.nn.Linear:
+        yield None
+        return
+    into = _HeadIntoBuffer(head, rows)
+    model.set_output_embeddings(into)
+    try:
+        yield into.buffer
+    finally:
+        model.set_output_embeddings(head)

@@ -264,6 +264,53 @@ def test_the_batched_draw_is_rng_choice():
         assert sample_tokens(logits, t, [np.random.default_rng(s) for s in seeds]) == want
 
 
+def test_the_draw_reads_a_bfloat16_tensor_as_its_exact_float_values():
+    """A bfloat16 tensor is read by blocks straight into float64 (numpy has no bfloat16): the
+    tokens are those of the same values as a float32 array, and so ``rng.choice``'s."""
+    from liedar.models.base import sample_tokens
+
+    g = torch.Generator().manual_seed(3)
+    for rows, vocab, t in ((9, 1000, 0.7), (1, 300, 2.0), (6, 777, 0.05)):
+        logits = (torch.randn(rows, vocab, generator=g) * 4).bfloat16()
+        as_array = logits.float().numpy()
+        seeds = list(range(40, 40 + rows))
+        got = sample_tokens(logits, t, [np.random.default_rng(s) for s in seeds])
+        assert got == sample_tokens(as_array, t, [np.random.default_rng(s) for s in seeds])
+        want = []
+        for r, s in enumerate(seeds):
+            z = as_array[r].astype(np.float64) / t
+            p = np.exp(z - z.max())
+            want.append(int(np.random.default_rng(s).choice(vocab, p=p / p.sum())))
+        assert got == want
+        assert sample_tokens(logits, 0.0, [None] * rows) == [int(i) for i in as_array.argmax(1)]
+
+
+def test_the_output_layer_writes_into_one_buffer_and_is_the_model_own_again_after(lm):
+    """Within `logits_into_buffer` the model's logits are the same numbers, written into one
+    buffer every pass; the model's own output layer is back after the block, also after an
+    error, and a pass with more rows than the buffer gets a fresh array."""
+    from liedar.models.shared_prefix import logits_into_buffer
+
+    head = lm.model.get_output_embeddings()
+    ids = torch.tensor([lm.encode(PROMPT, add_generation_prompt=True).ids] * 3)
+    with torch.inference_mode():
+        want = lm.model(input_ids=ids).logits.clone()
+        want_last = lm.model(input_ids=ids, logits_to_keep=1).logits.clone()
+        with logits_into_buffer(lm.model, rows=3) as buffer:
+            first = lm.model(input_ids=ids, logits_to_keep=1).logits
+            assert torch.equal(first, want_last)
+            assert first.data_ptr() == buffer.data_ptr()
+            second = lm.model(input_ids=ids[:2, :-1], logits_to_keep=1).logits
+            assert second.data_ptr() == buffer.data_ptr()  # the same memory, overwritten
+            more = lm.model(input_ids=ids).logits  # 3 rows x every position: more than the buffer
+            assert torch.equal(more, want) and more.data_ptr() != buffer.data_ptr()
+        assert lm.model.get_output_embeddings() is head
+        with pytest.raises(RuntimeError, match="a pass failed"):
+            with logits_into_buffer(lm.model, rows=3):
+                raise RuntimeError("a pass failed")
+        assert lm.model.get_output_embeddings() is head
+
+
 def test_the_default_per_sample_continuations_equal_the_batched_ones(lm):
     """`BackendBase.sample_continuations` (the prompt re-read per sample) is the law the
     engines' overrides must reproduce."""
