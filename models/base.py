@@ -453,10 +453,12 @@ def sample_tokens(logits: LogitRows, temperature: float, rngs: Sequence[np.rando
     time into one float64 scratch block that stays in cache for every pass, read straight
     from the model's own logits: a bfloat16 tensor's values are exact in float64, so no
     float32 copy of the whole batch is made first (300 rows of gemma3's 262,144 tokens, one
-    thread: a draw took 0.117 s through a float32 copy, 0.093 s read by blocks, the same
-    tokens; scripts/bench_logits_path.py, 2026-12-05). The law is ``softmax(logits / T)`` in float64, and the
-    token is ``rng.choice``'s from the same probabilities except where the draw falls within
-    float64 rounding of a boundary (tests/models/test_sampling.py compares them).
+    thread: a draw took 0.104 s through a float32 copy, 0.080 s read by blocks, the same
+    tokens; scripts/bench_logits_path.py, 2026-12-05). The law is ``softmax(logits / T)`` in
+    float64, each token weighed by exp(logit / T) (a row whose weights leave float64's range
+    is weighed by exp((logit - max) / T) instead), and the token is ``rng.choice``'s from the
+    same probabilities except where the draw falls within float64 rounding of a boundary
+    (tests/models/test_sampling.py compares them).
 
     Parameters
     ----------
@@ -486,17 +488,29 @@ def sample_tokens(logits: LogitRows, temperature: float, rngs: Sequence[np.rando
     whole = vocab // width
     scratch = np.empty((min(len(rngs), _ROWS_PER_BLOCK), vocab))  # reused: fresh pages a block cost a third
     into = _rows_into(logits, scratch)
-    for start in range(0, len(rngs), _ROWS_PER_BLOCK):
-        p = into(start, min(start + _ROWS_PER_BLOCK, len(rngs)))
-        # (logit - max) is exact in float64, then one rounded product by 1 / T (a division
-        # costs twice as much and differs by one rounding)
-        p -= p.max(axis=1, keepdims=True)
-        p *= 1.0 / temperature
-        np.exp(p, out=p)
+    scale = 1.0 / temperature  # one rounded product by 1 / T: a division costs twice as much
+
+    def cumulative_blocks(p: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore", under="ignore"):  # a row out of range is redrawn below
+            np.exp(p, out=p)
         blocks = p[:, : whole * width].reshape(len(p), whole, width).sum(axis=2)
         if vocab > whole * width:
             blocks = np.concatenate([blocks, p[:, whole * width :].sum(axis=1, keepdims=True)], axis=1)
-        below = blocks.cumsum(axis=1)
+        return blocks.cumsum(axis=1)
+
+    for start in range(0, len(rngs), _ROWS_PER_BLOCK):
+        stop = min(start + _ROWS_PER_BLOCK, len(rngs))
+        # the weights exp(logit / T) with no maximum subtracted: a model's logits over T stay
+        # far inside float64's e^-708..e^709, and two passes fewer take an eighth off the draw
+        p = into(start, stop)
+        p *= scale
+        below = cumulative_blocks(p)
+        total = below[:, -1]
+        if not ((total > _LEAST_TOTAL) & (total < np.inf)).all():  # out of that range: (logit - max) / T
+            p = into(start, stop)
+            p -= p.max(axis=1, keepdims=True)
+            p *= scale
+            below = cumulative_blocks(p)
         for row, cumulative, rng in zip(p, below, rngs[start:]):
             u = rng.random() * cumulative[-1]
             b = min(int(np.searchsorted(cumulative, u, side="right")), len(cumulative) - 1)
@@ -507,8 +521,8 @@ def sample_tokens(logits: LogitRows, temperature: float, rngs: Sequence[np.rando
 
 def _rows_into(logits: LogitRows, scratch: np.ndarray) -> Callable[[int, int], np.ndarray]:
     """A reader that copies rows ``[start, stop)`` of ``logits`` into ``scratch`` as float64
-    and returns that part of it. A tensor is copied by torch (numpy has no bfloat16), an
-    array by numpy; torch is imported only when a tensor is given."""
+    (exact) and returns that part of it. A tensor is copied by torch (numpy has no
+    bfloat16), an array by numpy; torch is imported only when a tensor is given."""
     if isinstance(logits, np.ndarray):
 
         def read(start: int, stop: int) -> np.ndarray:
@@ -529,3 +543,4 @@ def _rows_into(logits: LogitRows, scratch: np.ndarray) -> Callable[[int, int], n
 
 _ROWS_PER_BLOCK = 4  # 4 float64 rows of gemma3's 262,144 tokens (8 MB) stay in cache for every pass
 _TOKENS_PER_BLOCK = 256
+_LEAST_TOTAL = 1e-250  # a row's total weight below this is redrawn with its maximum subtracted

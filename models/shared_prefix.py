@@ -255,7 +255,7 @@ def shared_prefix_decoding(model) -> Iterator[None]:
             config._attn_implementation = saved[key]  # noqa: SLF001
 
 
-class _HeadIntoBuffer(torch.nn.Module):
+class HeadIntoBuffer(torch.nn.Module):
     """A linear output layer whose logits land in a buffer reused by every call that fits it."""
 
     def __init__(self, head: torch.nn.Linear, rows: int):
@@ -284,16 +284,17 @@ def logits_into_buffer(model, rows: int) -> Iterator[Optional[torch.Tensor]]:
 
     Why: a decoding step of the menu study's batch is 300 rows of logits, for gemma3-270m
     157 MB in bfloat16 (262,144 tokens a row). A fresh array that size is mapped anew by the
-    allocator and faulted in page by page every step: the output layer alone took 0.295 s
-    into a fresh array and 0.233 s into a reused one, the same logits (300 rows, one thread,
-    random weights of gemma3's shape; scripts/bench_logits_path.py, 2026-12-05). A model whose output layer is not a
-    plain ``torch.nn.Linear`` (e.g. wrapped by an adapter) keeps its own.
+    allocator and faulted in page by page every step: the output layer alone took 0.302 s
+    into a fresh array and 0.239 s into a reused one, the same logits (300 rows, one thread,
+    random weights of gemma3's shape; scripts/bench_logits_path.py, 2026-12-05). A model
+    whose output layer is not a plain ``torch.nn.Linear`` (e.g. wrapped by an adapter) keeps
+    its own.
     """
     head = model.get_output_embeddings()
     if type(head) is not torch.nn.Linear:
         yield None
         return
-    into = _HeadIntoBuffer(head, rows)
+    into = HeadIntoBuffer(head, rows)
     model.set_output_embeddings(into)
     try:
         yield into.buffer

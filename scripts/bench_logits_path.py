@@ -72,7 +72,7 @@ def main() -> int:
         print("bench_logits_path: torch is missing: pip install torch==2.13.0", flush=True)
         return 2
     from liedar.models.base import sample_tokens
-    from liedar.models.shared_prefix import _HeadIntoBuffer
+    from liedar.models.shared_prefix import HeadIntoBuffer
 
     torch.set_num_threads(args.threads)
     g = torch.Generator().manual_seed(0)
@@ -80,7 +80,7 @@ def main() -> int:
     with torch.no_grad():
         head.weight.copy_(torch.randn(args.vocab, args.hidden, generator=g) * 0.05)
     hidden = (torch.randn(args.rows, 1, args.hidden, generator=g) * 4).bfloat16()
-    into = _HeadIntoBuffer(head, args.rows)
+    into = HeadIntoBuffer(head, args.rows)
     print(f"{args.rows} rows x {args.vocab} tokens, hidden {args.hidden}, bfloat16, {args.threads} thread(s)")
 
     with torch.inference_mode():

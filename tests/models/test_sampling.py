@@ -264,6 +264,24 @@ def test_the_batched_draw_is_rng_choice():
         assert sample_tokens(logits, t, [np.random.default_rng(s) for s in seeds]) == want
 
 
+def test_rows_whose_weights_leave_float64_range_are_drawn_with_their_maximum_subtracted():
+    """The draw weighs tokens by exp(logit / T) with no maximum subtracted; a row whose
+    weights overflow (logits in the thousands) or all underflow (every logit far below zero)
+    is drawn from (logit - max) / T instead, and its tokens are still ``rng.choice``'s."""
+    from liedar.models.base import sample_tokens
+
+    g = np.random.default_rng(5)
+    ordinary = g.standard_normal(700) * 3
+    for shift, t in ((3000.0, 1.0), (-3000.0, 1.0), (400.0, 0.5), (0.0, 0.8)):
+        logits = np.stack([ordinary + shift, g.standard_normal(700) * 3 + shift, ordinary]).astype(np.float32)
+        want = []
+        for r in range(3):
+            z = logits[r].astype(np.float64) / t
+            p = np.exp(z - z.max())
+            want.append(int(np.random.default_rng(70 + r).choice(700, p=p / p.sum())))
+        assert sample_tokens(logits, t, [np.random.default_rng(70 + r) for r in range(3)]) == want
+
+
 def test_the_draw_reads_a_bfloat16_tensor_as_its_exact_float_values():
     """A bfloat16 tensor is read by blocks straight into float64 (numpy has no bfloat16): the
     tokens are those of the same values as a float32 array, and so ``rng.choice``'s."""
