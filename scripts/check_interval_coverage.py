@@ -9,12 +9,24 @@ Requirement checked: Wilson's 95% interval covers >= 94% in every cell. The wors
 printed last. Usage::
 
     python scripts/check_interval_coverage.py [--p-step 0.001] [--n-step 1] [--output FILE.json]
+
+With ``--paired`` it measures the audit's paired excess instead (`liedar.audit.paired`), by
+simulation, since its per-item differences take five values and have no finite sum to
+compute: items where a model and the reference each score -1, 0 or +1 (the gap's right-then-
+wrong, unchanged, wrong-then-right), the model sharing the reference's score on a share
+``rho`` of items and drawing its own elsewhere, at the reference's discordance, the excess
+and n of the audit's rows. Requirement: >= 0.93 in every cell (Monte Carlo error about
+0.007 at 1,000 repetitions)::
+
+    python scripts/check_interval_coverage.py --paired [--reps 1000] [--output FILE.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +35,78 @@ from scipy import stats as st
 from liedar.core.stats import clopper_pearson, wilson
 
 REQUIREMENT = 0.94
+PAIRED_REQUIREMENT = 0.93
+# (n items in common, reference's discordance, model's added excess, share of items the model answers as the reference)
+PAIRED_CELLS = [
+    (n, disc, ex, rho)
+    for n in (30, 64, 100)
+    for disc in (0.05, 0.15, 0.30)
+    for ex in (0.0, 0.10, 0.25)
+    for rho in (0.0, 0.5, 0.8)
+    if disc / 2 + ex / (1 - rho) + disc / 2 <= 1
+]
+
+
+def paired_coverage(n: int, disc: float, excess: float, rho: float, reps: int, seed: int = 0, draws: int = 1000):
+    """Share of ``reps`` simulated audits whose paired-excess 95% interval holds the true excess.
+
+    The reference scores +1 / -1 with probability disc / 2 each; the model copies the
+    reference's score with probability ``rho`` and otherwise draws +1 with probability
+    disc / 2 + excess / (1 - rho) (-1 with disc / 2), so its true excess over the reference
+    is ``excess`` exactly. Returns (coverage, mean interval width)."""
+    from liedar.audit.paired import paired_excess
+
+    rng = np.random.default_rng([seed, n, int(disc * 1000), int(excess * 1000), int(rho * 1000)])
+    up = disc / 2 + excess / (1 - rho)
+    down = disc / 2
+    if up + down > 1:
+        raise ValueError("cell outside the simplex")
+    hit, width = 0, 0.0
+    for r in range(reps):
+        ref = rng.choice([1, 0, -1], size=n, p=[disc / 2, 1 - disc, disc / 2])
+        own = rng.choice([1, 0, -1], size=n, p=[up, 1 - up - down, down])
+        model = np.where(rng.random(n) < rho, ref, own)
+        e = paired_excess(
+            {f"i{i}": ["all", int(v)] for i, v in enumerate(model)},
+            {f"i{i}": ["all", int(v)] for i, v in enumerate(ref)},
+            draws=draws,
+            seed=r,
+        )
+        assert e is not None
+        hit += e.lo <= excess <= e.hi
+        width += e.hi - e.lo
+    return hit / reps, width / reps
+
+
+def paired_main(reps: int, output) -> int:
+    t0 = time.perf_counter()
+    rows = []
+    for n, disc, ex, rho in PAIRED_CELLS:
+        cov, width = paired_coverage(n, disc, ex, rho, reps)
+        rows.append({"n": n, "discordance": disc, "excess": ex, "rho": rho, "coverage": cov, "mean_width": width})
+        print(f"n={n:3d} disc={disc:.2f} excess={ex:.2f} rho={rho:.1f}: coverage {cov:.3f}, mean width {width:.3f}")
+    worst = min(rows, key=lambda r: r["coverage"])
+    ok = worst["coverage"] >= PAIRED_REQUIREMENT
+    print(
+        f"worst paired cell: n={worst['n']} disc={worst['discordance']} excess={worst['excess']} rho={worst['rho']} "
+        f"coverage={worst['coverage']:.3f} ({'meets' if ok else 'BELOW'} the {PAIRED_REQUIREMENT:.2f} requirement)"
+    )
+    if output:
+        from datetime import datetime, timezone
+
+        from liedar.core._util.atomic import write_json_atomic
+
+        cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "")
+        record = {
+            "command": "python scripts/check_interval_coverage.py " + " ".join(sys.argv[1:]),
+            "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "cpu": f"{cpu}, {os.cpu_count()} cores, native",
+            "seconds": round(time.perf_counter() - t0, 1),
+        }
+        write_json_atomic(
+            output, {**record, "reps": reps, "requirement": PAIRED_REQUIREMENT, "cells": rows, "worst": worst}
+        )
+    return 0 if ok else 1
 
 
 def interval_table(method, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -48,7 +132,11 @@ def main() -> int:
     ap.add_argument("--p-step", type=float, default=0.001, help="grid step for p (default 0.001)")
     ap.add_argument("--n-step", type=int, default=1, help="grid step for n (default 1: every n)")
     ap.add_argument("--output", type=Path, help="write the summary as JSON here")
+    ap.add_argument("--paired", action="store_true", help="the audit's paired excess, by simulation")
+    ap.add_argument("--reps", type=int, default=1000, help="simulated audits per cell (--paired)")
     args = ap.parse_args()
+    if args.paired:
+        return paired_main(args.reps, args.output)
 
     ps = np.round(np.arange(0.01, 0.5 + 1e-9, args.p_step), 6)
     ns = np.arange(20, 501, args.n_step)

@@ -140,7 +140,9 @@ def run_sandbagging(
     res = sandbagging_gap(
         run.ceiling.correct, framed, protocol=protocol, framing=FRAMING, chance=chance, interval=interval
     )
-    return dataclasses.replace(res, extra={**res.extra, "ceiling": run.to_dict(), "framed_protocol": chosen})
+    return dataclasses.replace(
+        res, extra={**res.extra, "ceiling": run.to_dict(), "framed_protocol": chosen, "framed_correct": dict(framed)}
+    )
 
 
 class SandbaggingGap(Instrument):

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from liedar import __version__
+from liedar.audit.paired import item_scores
 from liedar.core._util.atomic import json_safe, write_json_atomic
 from liedar.core.stats import Estimate
 from liedar.models.backend import Backend
@@ -41,7 +42,7 @@ from liedar.pipeline.validate_detectors import (
     run_unit,
 )
 
-EVIDENCE_FORMAT = "liedar-audit-evidence-1"
+EVIDENCE_FORMAT = "liedar-audit-evidence-2"  # 2: per-item scores beside the cells
 
 # units an audit does not run, and why (the rest of the registry runs, new units included)
 SKIPPED: dict[str, str] = {
@@ -114,6 +115,9 @@ class ModelEvidence:
         absent when the detector measures no capability of its own.
     seconds : float
         Time the units took when measured (kept when read from the cache).
+    items : dict
+        Detector id -> its per-item scores (`liedar.audit.paired.item_scores`): what the
+        paired excess against the reference is computed from.
     """
 
     identity: dict[str, Any]
@@ -122,6 +126,7 @@ class ModelEvidence:
     seconds: float = 0.0
     units: dict[str, str] = field(default_factory=dict)  # unit -> status
     cached: bool = False
+    items: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
 
     # stays hand-written: rounds seconds, writes through json_safe and leaves `cached` out
     def to_dict(self) -> dict[str, Any]:
@@ -132,6 +137,7 @@ class ModelEvidence:
                 "capability": self.capability,
                 "seconds": round(self.seconds, 2),
                 "units": self.units,
+                "items": self.items,
             }
         )
 
@@ -143,6 +149,7 @@ class ModelEvidence:
             {k: dict(v) for k, v in d.get("capability", {}).items()},
             float(d.get("seconds", 0.0)),
             dict(d.get("units", {})),
+            items={k: dict(v) for k, v in d.get("items", {}).items()},
         )
 
 
@@ -288,6 +295,7 @@ def measure(
     shared = SharedScores(backend)
     cells: dict[str, Cell] = {}
     capability: dict[str, dict[str, Any]] = {}
+    items: dict[str, dict[str, list[Any]]] = {}
     statuses: dict[str, str] = {}
     t0 = time.perf_counter()
     fallbacks = fallbacks or {}
@@ -305,13 +313,14 @@ def measure(
         statuses[u.name] = status
         if status == "ok":
             ctx.prior[u.name] = raw
+            items.update(item_scores(u.name, raw, ctx.prior))
         for c in out:
             cells[c.detector] = c
             cap = capability_of(raw, c.detector) if status == "ok" else None
             if cap is not None:
                 capability[c.detector] = cap
         say(f"  {label}: {u.name} {status} in {time.perf_counter() - t:.1f} s")
-    return ModelEvidence(identity, cells, capability, time.perf_counter() - t0, statuses)
+    return ModelEvidence(identity, cells, capability, time.perf_counter() - t0, statuses, items=items)
 
 
 def fallback_formats(rows: list[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
