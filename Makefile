@@ -16,8 +16,10 @@ demo: setup
 
 # the suite runs in a private network namespace: every server a test starts is loopback-only;
 # two pytest-xdist workers (one per core), each test file on one worker, each model on one thread
+# make test's set-up also installs the capable rung's weights (qwen2.5-coder-1.5b, one integration test)
 WORKERS ?= 2
-test: setup
+test:
+	@bash scripts/bootstrap.sh --capable
 	@bash scripts/browser.sh
 	@bash scripts/isolated.sh $(PY) -m pytest -q --timeout=1200 -n $(WORKERS) --dist loadfile
 

