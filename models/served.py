@@ -66,6 +66,10 @@ SPEC_PREFIX = "openai:"
 CAPABILITIES = frozenset({"generate", "score_options"})  # no "hidden_states", no "weights"
 DEFAULT_TOP_LOGPROBS = 20  # OpenAI's maximum; vLLM caps at --max-logprobs (default 20)
 NO_KEY = "sk-no-key-required"  # local servers accept any key; the SDK insists on one
+MAX_TIMEOUT = 86_400.0  # seconds: a request that may take over a day is a typo, and 1e300 overflows the clock
+MIN_RATE_LIMIT = 1 / 3600  # requests per second: one an hour; below, a study would outlast any run
+MAX_CONCURRENCY = 1024  # requests in flight: more than any server queues at once
+MAX_RETRIES = 100
 APIS = ("chat", "completions")
 SCORINGS = ("auto", "logprobs", "parse")
 
@@ -265,6 +269,35 @@ class ServedConfig:
     eos_token: str = ""
     stop: tuple[str, ...] = field(default_factory=tuple)
 
+    def _check_limits(self) -> None:
+        """Sizes and times in the range a run can use: a huge ``--timeout`` overflows the clock and
+        a tiny ``--rate-limit`` spaces requests beyond any run's end, so both are refused here,
+        before any request, with the bound named."""
+        if not 1 <= self.concurrency <= MAX_CONCURRENCY:
+            raise InputError(
+                f"--concurrency must lie in 1..{MAX_CONCURRENCY} requests in flight, got {self.concurrency}"
+            )
+        if self.rate_limit is not None and not MIN_RATE_LIMIT <= self.rate_limit:
+            raise InputError(
+                f"--rate-limit {self.rate_limit:g} requests/s would space requests {1 / self.rate_limit:.3g} s apart; "
+                f"give at least {MIN_RATE_LIMIT:.6f} (one request an hour)"
+            )
+        if not 0 < self.timeout <= MAX_TIMEOUT:
+            raise InputError(
+                f"--timeout must lie in (0, {MAX_TIMEOUT:g}] seconds (a day at most), got {self.timeout:g}"
+            )
+        if not 0 <= self.max_retries <= MAX_RETRIES:
+            raise InputError(f"--max-retries must lie in 0..{MAX_RETRIES}, got {self.max_retries}")
+        if self.cache_dir is not None:
+            where = Path(self.cache_dir)
+            while not where.exists() and where != where.parent:
+                where = where.parent
+            if where.exists() and not where.is_dir():
+                raise InputError(
+                    f"--served-cache {self.cache_dir}: {where} is a file, not a folder; give a folder "
+                    "(it is made when missing)"
+                )
+
     def check(self) -> None:
         if not self.model:
             raise InputError("a served model needs a name: use --model openai:MODEL")
@@ -274,12 +307,7 @@ class ServedConfig:
             raise InputError(f"unknown api {self.api!r}: use one of {', '.join(APIS)}")
         if self.scoring not in SCORINGS:
             raise InputError(f"unknown scoring {self.scoring!r}: use one of {', '.join(SCORINGS)}")
-        if self.concurrency < 1:
-            raise InputError(f"--concurrency must be >= 1, got {self.concurrency}")
-        if self.rate_limit is not None and self.rate_limit <= 0:
-            raise InputError(f"--rate-limit must be > 0 requests/s, got {self.rate_limit}")
-        if self.timeout <= 0:
-            raise InputError(f"--timeout must be > 0 seconds, got {self.timeout}")
+        self._check_limits()
         if not 1 <= self.top_logprobs <= 20:
             raise InputError(f"top_logprobs must lie in 1..20 (the OpenAI API's range), got {self.top_logprobs}")
         if self.api == "completions" and not self.chat_template:
@@ -318,6 +346,142 @@ def template_of(model: str) -> tuple[str, str, str]:
     if not template:
         raise InputError(f"{model} has no chat template in its GGUF metadata; pass chat_template=... explicitly")
     return template, piece(llm.token_bos()), piece(llm.token_eos())
+
+
+# --------------------------------------------------------------------------- answer check
+class BrokenAnswer(IncompatibleError):
+    """A server's answer that breaks the OpenAI API (a field of the wrong type, a log-prob above
+    0, a token listed twice, more choices or top entries than were asked), named by its field."""
+
+
+def _broken(where: str, field: str, what: str) -> BrokenAnswer:
+    return BrokenAnswer(f"{where} broke the OpenAI API: its answer's {field} {what}; fix or replace the server")
+
+
+def _logprob(value: Any, where: str, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value > 0:
+        raise _broken(where, field, f"is {_short(repr(value), 40)}, not a finite log-probability <= 0")
+    return float(value)
+
+
+def _top_entries(entries: Any, cap: int, where: str, field: str) -> None:
+    """A chat top list: objects with a text ``token`` (each once) and a ``logprob``, at most the
+    ``cap`` asked and the chosen token."""
+    if not isinstance(entries, list):
+        raise _broken(where, field, f"is a {type(entries).__name__}, not a list")
+    if len(entries) > cap + 1:
+        raise _broken(where, field, f"holds {len(entries)} entries, more than the {cap} asked (and the chosen token)")
+    seen: set[str] = set()
+    for i, e in enumerate(entries):
+        _token_entry(e, where, f"{field}[{i}]")
+        if e["token"] in seen:
+            raise _broken(where, f"{field}[{i}].token", f"{e['token']!r} is listed twice")
+        seen.add(e["token"])
+
+
+def _token_entry(e: Any, where: str, field: str) -> None:
+    if not isinstance(e, dict):
+        raise _broken(where, field, f"is a {type(e).__name__}, not an object")
+    if not isinstance(e.get("token"), str):
+        raise _broken(where, f"{field}.token", "is missing or not text")
+    _logprob(e.get("logprob"), where, f"{field}.logprob")
+
+
+def _check_logprobs(lp: Any, cap: int, where: str, field: str) -> None:
+    """A choice's ``logprobs``: the chat shape (``content``) or the completions shape (``top_logprobs``)."""
+    if lp is None:
+        return
+    if not isinstance(lp, dict):
+        raise _broken(where, field, f"is a {type(lp).__name__}, not an object")
+    content = lp.get("content")
+    if content is not None:
+        if not isinstance(content, list):
+            raise _broken(where, f"{field}.content", f"is a {type(content).__name__}, not a list")
+        for i, e in enumerate(content):
+            _token_entry(e, where, f"{field}.content[{i}]")
+            if e.get("top_logprobs") is not None:
+                _top_entries(e["top_logprobs"], cap, where, f"{field}.content[{i}].top_logprobs")
+    tops = lp.get("top_logprobs")
+    if tops is None:
+        return
+    if not isinstance(tops, list):
+        raise _broken(where, f"{field}.top_logprobs", f"is a {type(tops).__name__}, not a list")
+    for i, top in enumerate(tops):
+        at = f"{field}.top_logprobs[{i}]"
+        if top is None:
+            continue
+        if not isinstance(top, dict):
+            raise _broken(where, at, f"is a {type(top).__name__}, not a token->logprob object")
+        if len(top) > cap + 1:
+            raise _broken(where, at, f"holds {len(top)} entries, more than the {cap} asked (and the chosen token)")
+        for token, value in top.items():
+            _logprob(value, where, f"{at}[{_short(repr(token), 20)}]")
+
+
+def _check_choice(c: Any, cap: int, where: str, field: str) -> int:
+    if not isinstance(c, dict):
+        raise _broken(where, field, f"is a {type(c).__name__}, not an object")
+    index = c.get("index")
+    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+        raise _broken(where, f"{field}.index", f"is {_short(repr(index), 40)}, not a whole number >= 0")
+    message = c.get("message")
+    if message is not None and not (isinstance(message, dict) and isinstance(message.get("content") or "", str)):
+        raise _broken(where, f"{field}.message", "is not an object with a text content")
+    if not isinstance(c.get("text") or "", str):
+        raise _broken(where, f"{field}.text", "is not text")
+    _check_logprobs(c.get("logprobs"), cap, where, f"{field}.logprobs")
+    return index
+
+
+def check_answer(data: Any, body: dict[str, Any], where: str) -> dict[str, Any]:
+    """The one check of a completion answer, before anything reads it (fresh or cached).
+
+    Why one place: the instruments read choices, texts and top lists from these answers in
+    several ways (the parsed reply, K samples, an option's log-prob, the exact choice law); a
+    server that breaks the API must be named in one line here, not surface as a wrong type
+    (or a division by zero) wherever the answer is read. What must hold: ``choices`` a
+    non-empty list of at most the ``n`` asked objects, each with its own whole-number
+    ``index``; texts are text; every log-prob a finite number <= 0; every top list at most
+    the size asked (one more allowed, the chosen token some servers add) with each token
+    once; ``usage`` counts whole numbers.
+
+    Parameters
+    ----------
+    data : object
+        The parsed JSON answer.
+    body : dict
+        The request it answers (``n``, ``top_logprobs`` or ``logprobs`` give the sizes asked).
+    where : str
+        The endpoint, named in the message.
+
+    Returns
+    -------
+    dict
+        ``data``, unchanged.
+
+    Raises
+    ------
+    BrokenAnswer
+        One line naming the field that breaks the API.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("choices"), list) or not data["choices"]:
+        raise _broken(where, "choices", "is missing or empty; the server is not OpenAI-compatible")
+    asked = int(body.get("n") or 1)
+    if len(data["choices"]) > asked:
+        raise _broken(where, "choices", f"holds {len(data['choices'])} choices, more than the n={asked} asked")
+    top = body.get("top_logprobs", body.get("logprobs"))
+    cap = int(top) if isinstance(top, int) and not isinstance(top, bool) else DEFAULT_TOP_LOGPROBS
+    indices = [_check_choice(c, cap, where, f"choices[{i}]") for i, c in enumerate(data["choices"])]
+    if len(set(indices)) != len(indices):
+        raise _broken(where, "choices[].index", f"repeats an index ({indices})")
+    usage = data.get("usage")
+    if usage is not None and not isinstance(usage, dict):
+        raise _broken(where, "usage", f"is a {type(usage).__name__}, not an object")
+    for key in ("prompt_tokens", "completion_tokens"):
+        v = (usage or {}).get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+            raise _broken(where, f"usage.{key}", f"is {_short(repr(v), 40)}, not a whole number >= 0")
+    return data
 
 
 # --------------------------------------------------------------------------- the backend
@@ -588,11 +752,7 @@ class ServedBackend:
                 f"{self.base_url}{path} answered with malformed JSON (HTTP {raw.status_code}); "
                 "the server is not OpenAI-compatible or is failing"
             ) from None
-        if not isinstance(data, dict) or not isinstance(data.get("choices"), list) or not data["choices"]:
-            raise IncompatibleError(
-                f"{self.base_url}{path} answered without 'choices'; the server is not OpenAI-compatible"
-            )
-        return data
+        return check_answer(data, body, f"{self.base_url}{path}")
 
     async def _fetch(self, path: str, body: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
         endpoint = self.base_url + path
@@ -600,14 +760,14 @@ class ServedBackend:
         cached = self.cache.get(key)
         if cached is not None:
             self.usage["cache_hits"] += 1
-            return cached
+            return check_answer(cached, body, endpoint)
         data = await self._post(path, body)
         # the atomic write fsyncs: off the event loop, so other requests keep flowing
         await asyncio.get_running_loop().run_in_executor(None, self.cache.put, key, endpoint, body, data)
         self.usage["calls"] += 1
         u = data.get("usage") or {}
-        self.usage["prompt_tokens"] += int(u.get("prompt_tokens") or 0)
-        self.usage["completion_tokens"] += int(u.get("completion_tokens") or 0)
+        self.usage["prompt_tokens"] += u.get("prompt_tokens") or 0
+        self.usage["completion_tokens"] += u.get("completion_tokens") or 0
         return data
 
     def _request(self, path: str, body: dict[str, Any], meta: dict[str, Any]) -> Optional[dict[str, Any]]:
@@ -764,7 +924,7 @@ class ServedBackend:
         if on_token is not None and text:
             on_token(TokenStep(0, -1, text))
         shown = body.get("prompt") or _canonical(body.get("messages"))
-        return Generation(shown, text, [], int((data.get("usage") or {}).get("prompt_tokens") or 0))
+        return Generation(shown, text, [], (data.get("usage") or {}).get("prompt_tokens") or 0)
 
     @property
     def n_honoured(self) -> Optional[bool]:
@@ -821,12 +981,12 @@ class ServedBackend:
                 data = self._request(path, body, {})
                 if data is None:  # planning
                     return [Generation("", "A", [], 0) for _ in range(samples)]
-                texts = _texts(data)[:samples]
+                texts = _texts(data)
                 if len(texts) == samples:
                     self.usage["mode:generate-n"] += 1
                     self._record(path, body, {"call": "sample", "mode": "generate-n", "n": samples, "replies": texts})
                     shown = body.get("prompt") or _canonical(body.get("messages"))
-                    tokens = int((data.get("usage") or {}).get("prompt_tokens") or 0)
+                    tokens = (data.get("usage") or {}).get("prompt_tokens") or 0
                     return [Generation(shown, t, [], tokens) for t in texts]
                 self.usage["n_short"] += 1  # honoured before, short now: this prompt takes K requests
         return [
@@ -907,9 +1067,10 @@ def _short(text: Any, n: int = 120) -> str:
 
 
 def _choice_text(choice: dict[str, Any]) -> str:
+    """A checked choice's text (`check_answer`): the message's content, or the completion's text."""
     if "message" in choice:
-        return str((choice.get("message") or {}).get("content") or "")
-    return str(choice.get("text") or "")
+        return (choice.get("message") or {}).get("content") or ""
+    return choice.get("text") or ""
 
 
 def _text(data: dict[str, Any]) -> str:
@@ -917,9 +1078,8 @@ def _text(data: dict[str, Any]) -> str:
 
 
 def _texts(data: dict[str, Any]) -> list[str]:
-    """Every choice's text, in the order of the choices' ``index``."""
-    choices = sorted(data["choices"], key=lambda c: int(c.get("index") or 0) if isinstance(c, dict) else 0)
-    return [_choice_text(c) for c in choices if isinstance(c, dict)]
+    """Every choice's text, in the order of the choices' ``index`` (checked whole and distinct)."""
+    return [_choice_text(c) for c in sorted(data["choices"], key=lambda c: c["index"])]
 
 
 def _top_logprobs(data: dict[str, Any]) -> Optional[dict[str, float]]:
@@ -929,19 +1089,15 @@ def _top_logprobs(data: dict[str, Any]) -> Optional[dict[str, float]]:
     completions shape: ``choices[0].logprobs.top_logprobs[0] = {token: logprob}``.
     """
     lp = data["choices"][0].get("logprobs")
-    if not isinstance(lp, dict):
+    if lp is None:
         return None
     out: dict[str, float] = {}
-    if isinstance(lp.get("content"), list) and lp["content"]:
+    if lp.get("content"):
         first = lp["content"][0]
-        entries = first.get("top_logprobs") or []
-        if not entries and "token" in first:
-            entries = [first]
-        for e in entries:
-            out[str(e["token"])] = max(out.get(str(e["token"]), -math.inf), float(e["logprob"]))
-    elif isinstance(lp.get("top_logprobs"), list) and lp["top_logprobs"]:
-        first = lp["top_logprobs"][0] or {}
-        out = {str(k): float(v) for k, v in first.items()}
+        entries = first.get("top_logprobs") or [first]
+        out = {e["token"]: float(e["logprob"]) for e in entries}  # each token once (`check_answer`)
+    elif lp.get("top_logprobs"):
+        out = {k: float(v) for k, v in (lp["top_logprobs"][0] or {}).items()}
     return out or None
 
 

@@ -53,6 +53,7 @@ class FakeState:
         self.lock = threading.Lock()
         self.closing = threading.Event()  # set at teardown: a slow handler stops waiting
         self.handler_errors: list[str] = []  # what a handler raised (a client gone, say)
+        self.edit = None  # optional edit(body, answer): a test breaks the answer before it is sent
 
 
 def _letters_logprobs(key: str, letters: str = "ABCDE") -> list[dict]:
@@ -113,6 +114,12 @@ def make_handler(state: FakeState):
             self.end_headers()
             self.wfile.write(data)
 
+        def _answer(self, body: dict, answer: dict) -> None:
+            """Send a completion, through the test's ``state.edit`` when it set one."""
+            if state.edit is not None:
+                state.edit(body, answer)
+            self._send(200, answer)
+
         def do_GET(self):
             if state.mode == "html":
                 return self._send(200, b"<html>hello</html>", "text/html")
@@ -154,7 +161,9 @@ def make_handler(state: FakeState):
                         for i in range(count)
                     ]  # fmt: skip
                     usage = {"prompt_tokens": 10, "completion_tokens": count, "total_tokens": 10 + count}
-                    return self._send(200, {"id": "x", "object": "chat.completion", "choices": choices, "usage": usage})
+                    return self._answer(
+                        body, {"id": "x", "object": "chat.completion", "choices": choices, "usage": usage}
+                    )
                 choice: dict = {
                     "index": 0,
                     "finish_reason": "stop",
@@ -166,7 +175,7 @@ def make_handler(state: FakeState):
                     choice["logprobs"] = {"content": [{**best, "top_logprobs": top}]}
                     choice["message"]["content"] = best["token"]
                 usage = {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}
-                self._send(200, {"id": "x", "object": "chat.completion", "choices": [choice], "usage": usage})
+                self._answer(body, {"id": "x", "object": "chat.completion", "choices": [choice], "usage": usage})
             finally:
                 self._leave_flight()
 
