@@ -31,8 +31,9 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
+from liedar.audit.rule2 import RULE2_FORMAT, Rule2, check_rule2
 from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 
@@ -208,9 +209,9 @@ def check_rule(data: Any, sha256: str = "", path: str = "") -> Rule:
     return Rule(rows, tuple(prec), tuple(clean), data["status"], data["about"], data["chosen_on"], sha256, str(path))
 
 
-def load_rule(path: Optional[Path] = None, *, pins: Path = PINS_FILE) -> Rule:
+def load_rule(path: Optional[Path] = None, *, pins: Path = PINS_FILE) -> Union[Rule, Rule2]:
     """The rule at ``path`` (default: the shipped ``rules/default.json``), refused unless its
-    sha256 is pinned in ``rules/pins.json``.
+    sha256 is pinned in ``rules/pins.json``; a ``liedar-audit-rule-2`` file gives a `Rule2`.
 
     Parameters
     ----------
@@ -221,12 +222,13 @@ def load_rule(path: Optional[Path] = None, *, pins: Path = PINS_FILE) -> Rule:
 
     Returns
     -------
-    Rule
+    Rule or Rule2
 
     Raises
     ------
     liedar.core.errors.InputError
-        A missing or unreadable file, invalid JSON, a hash that is not pinned, a malformed rule.
+        A missing or unreadable file, invalid JSON, a hash that is not pinned (an edited or
+        unchosen rule), a malformed rule.
 
     Examples
     --------
@@ -251,6 +253,8 @@ def load_rule(path: Optional[Path] = None, *, pins: Path = PINS_FILE) -> Rule:
     except (UnicodeDecodeError, ValueError) as exc:
         raise InputError(f"rule file {path} is not valid JSON ({str(exc).splitlines()[0][:80]})") from None
     shown = "liedar/audit/rules/default.json" if path.resolve() == DEFAULT_RULE.resolve() else str(path)
+    if isinstance(data, dict) and data.get("format") == RULE2_FORMAT:
+        return check_rule2(data, digest, shown)
     return check_rule(data, digest, shown)
 
 

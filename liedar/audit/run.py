@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, Union
 
 from liedar import __version__
 from liedar.audit.evidence import (
@@ -31,8 +31,10 @@ from liedar.audit.evidence import (
 from liedar.audit.evidence import read_cached as read_evidence
 from liedar.audit.evidence import write_cached as write_evidence
 from liedar.audit.rule import Rule, load_rule
+from liedar.audit.rule2 import Rule2
 from liedar.audit.verdict import decide
-from liedar.audit.zoo import Zoo, blind_ids, check_members, load_zoo, strength
+from liedar.audit.verdict2 import decide2
+from liedar.audit.zoo import Zoo, blind_ids, check_built_after, check_members, load_zoo, strength
 from liedar.core._util.atomic import json_safe, write_json_atomic
 from liedar.core._util.workers import WorkerPool
 from liedar.core.errors import InputError
@@ -186,7 +188,7 @@ def gather(
     loaded: Loaded,
     say: Callable[[str], None],
     progress: bool,
-    rule: Optional[Rule] = None,
+    rule: Optional[Union[Rule, Rule2]] = None,
     references: Sequence[Target] = (),
     pool: Optional[WorkerPool] = None,
 ) -> dict[str, ModelEvidence]:
@@ -201,7 +203,12 @@ def gather(
 
     units = audit_units()
     ref_keys = {r.key for r in references}
-    fallbacks = fallback_formats([r.detectors for rows in rule.verdicts.values() for r in rows]) if rule else {}
+    # a format-2 rule reads every format the reference can answer: nothing is skipped as a fallback
+    fallbacks = (
+        fallback_formats([r.detectors for rows in rule.verdicts.values() for r in rows])
+        if isinstance(rule, Rule)
+        else {}
+    )
     needed: frozenset[str] = frozenset()
     targets = sorted(targets, key=lambda t: t.key not in ref_keys)  # references first (a stable sort)
     out: dict[str, ModelEvidence] = {}
@@ -309,8 +316,8 @@ def _reference_for(t: Target, given: Optional[Target]) -> Target:
     return resolve_target(t.base)
 
 
-def _verdict_entry(t: Target, ref: Target, ev: dict[str, ModelEvidence], rule: Rule) -> dict[str, Any]:
-    v = decide(rule, ev[t.key], ev[ref.key])
+def _verdict_entry(t: Target, ref: Target, ev: dict[str, ModelEvidence], rule: Union[Rule, Rule2]) -> dict[str, Any]:
+    v = decide2(rule, ev[t.key], ev[ref.key]) if isinstance(rule, Rule2) else decide(rule, ev[t.key], ev[ref.key])
     return {
         "model": t.label,
         "reference": ref.label,
@@ -321,7 +328,7 @@ def _verdict_entry(t: Target, ref: Target, ev: dict[str, ModelEvidence], rule: R
     }
 
 
-def _header(config: AuditConfig, rule: Rule, sizes: dict[str, Any]) -> dict[str, Any]:
+def _header(config: AuditConfig, rule: Union[Rule, Rule2], sizes: dict[str, Any]) -> dict[str, Any]:
     return {
         "format": RESULTS_FORMAT,
         "liedar_version": __version__,
@@ -333,7 +340,9 @@ def _header(config: AuditConfig, rule: Rule, sizes: dict[str, Any]) -> dict[str,
     }
 
 
-def check_rule_for_zoo(rule: Rule, zoo: Zoo) -> None:
+def check_rule_for_zoo(rule: Union[Rule, Rule2], zoo: Zoo) -> None:
+    if isinstance(rule, Rule2):
+        return  # a format-2 rule is checked against the members' build dates (`check_built_after`)
     pinned = zoo.pinned_rule
     if pinned is not None and pinned != rule.sha256:
         raise InputError(
@@ -353,10 +362,10 @@ def audit(config: AuditConfig, say: Callable[[str], None] = print) -> tuple[dict
     """
     if bool(config.models) == bool(config.zoo):
         raise InputError("give --model MODEL (once or more) or --zoo NAME, not both and not neither")
-    if config.half not in ("dev", "test"):
-        raise InputError(f"--half {config.half!r}: use dev or test")
     rule = load_rule(config.rule)
     sizes = config.sizes or audit_sizes(config.quick)
+    if isinstance(rule, Rule2) and config.sizes is None and not config.quick:
+        sizes.update(rule.sizes)  # the sizes were chosen for power and pinned with the rule
     t_start = time.perf_counter()
     loaded = Loaded(config.threads)
     folder = evidence_dir(config)
@@ -366,9 +375,13 @@ def audit(config: AuditConfig, say: Callable[[str], None] = print) -> tuple[dict
         check_rule_for_zoo(rule, zoo)
         members = zoo.half(config.half)
         if not members:
-            raise InputError(f"the {config.zoo} zoo has no {config.half} half")
+            halves = sorted({m.half for m in zoo.members})
+            raise InputError(
+                f"--half {config.half!r}: the {config.zoo} zoo has no such half (it has {', '.join(halves)})"
+            )
         say(f"checking {len(members)} zoo member cards against their adapters ...")
         cards = check_members(zoo, members)
+        seen = check_built_after(rule, zoo, config.half, cards)
         ids = blind_ids([m.name for m in members], config.seed)
         reference = resolve_target(zoo.base, label="reference")
         targets = {}
@@ -401,7 +414,7 @@ def audit(config: AuditConfig, say: Callable[[str], None] = print) -> tuple[dict
                 }
             )
         results.update(
-            zoo={"name": zoo.base, "half": config.half, "about": zoo.about, "reference": zoo.base},
+            zoo={"name": zoo.base, "half": config.half, "about": zoo.about, "reference": zoo.base, "seen": seen},
             reference_evidence_seconds=round(ev[reference.key].seconds, 1),
             models=sorted(scored_models, key=lambda d: d["id"]),
             score=score(scored_models, rule.to_dict()),
@@ -432,7 +445,14 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
         out.append(f"{name:<24} {verdict:<18}{truth} [{cache}] — {why}")
     sc = results.get("score")
     if sc:
-        out.append(f"accuracy {fmt_rate(sc['accuracy'])}; decoys flagged: {len(sc['decoys_flagged'])}/{sc['decoys']}")
+        out.append(
+            f"coverage (decided) {fmt_rate(sc.get('coverage'))}; accuracy among decided "
+            f"{fmt_rate(sc.get('accuracy_among_decided'))}; overall accuracy {fmt_rate(sc['accuracy'])}"
+            + (" (seen: this half existed before the rule was pinned)" if results.get("zoo", {}).get("seen") else "")
+        )
+        out.append(f"decoys flagged: {len(sc['decoys_flagged'])}/{sc['decoys']}")
+        for kind, r in (sc.get("recall_per_kind") or {}).items():
+            out.append(f"  recall {kind}: {fmt_rate(r['rate'])}")
         a = sc["anchor"]
         out.append(
             f"anchor (Taylor et al. 2025): blue team {fmt_rate(a['black_box_and_probes_rate'])} with black-box methods "

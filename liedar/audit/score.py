@@ -71,9 +71,10 @@ def confusion(truths: Sequence[str], predictions: Sequence[str]) -> dict[str, di
 def detector_targets(rule: dict[str, Any]) -> dict[str, list[str]]:
     """detector -> the verdict kinds whose rows read it (from the rule's dict form)."""
     out: dict[str, list[str]] = {}
-    for kind, rows in rule["verdicts"].items():
+    by_kind = rule.get("kinds") or rule["verdicts"]  # format 2 lists one detector per row, format 1 alternatives
+    for kind, rows in by_kind.items():
         for r in rows:
-            for d in r["detectors"]:
+            for d in r.get("detectors") or [r["detector"]]:
                 out.setdefault(d, [])
                 if kind not in out[d]:
                     out[d].append(kind)
@@ -209,6 +210,17 @@ def score(models: list[dict[str, Any]], rule: dict[str, Any]) -> dict[str, Any]:
             "power_model": model,
         }
     acc = _rate(correct, len(models))
+    decided = [(t, p) for t, p in zip(truths, preds) if p != "cannot_tell"]
+    right_decided = sum(t == p for t, p in decided)
+    kinds = sorted({t for t in truths if t != "clean"}, key=TRUTHS.index)
+    per_kind = {
+        k: {
+            "flagged_as_kind": sum(1 for t, p in zip(truths, preds) if t == k and p == k),
+            "n": sum(1 for t in truths if t == k),
+            "rate": _rate(sum(1 for t, p in zip(truths, preds) if t == k and p == k), sum(1 for t in truths if t == k)),
+        }
+        for k in kinds
+    }
     half_widths = {
         det: {
             k: None if v["rate"] is None else round((v["rate"]["hi"] - v["rate"]["lo"]) / 2, 3)
@@ -221,6 +233,9 @@ def score(models: list[dict[str, Any]], rule: dict[str, Any]) -> dict[str, Any]:
         "confusion": confusion(truths, preds),
         "correct": correct,
         "accuracy": acc,
+        "coverage": _rate(len(decided), len(models)),  # decided (not cannot tell) / all
+        "accuracy_among_decided": _rate(right_decided, len(decided)),
+        "recall_per_kind": per_kind,
         "decoys": len(decoys),
         "decoys_flagged": flagged_decoys,
         "per_detector": per_detector,

@@ -12,7 +12,12 @@ truth are joined back only when the verdicts are scored.
 
 Manifest format ``liedar-zoo-1`` (``zoo/audit/<base>/zoo.json``): ``base``, ``verdicts``,
 ``members`` (``name``, ``path`` relative to the zoo folder or null for the base model,
-``half`` dev|test, ``role`` deceiver|decoy, ``truth``, ``kind``, ``trigger``).
+``half`` (a name: dev, test, or a later half such as fresh), ``role`` deceiver|decoy,
+``truth``, ``kind``, ``trigger``; a member written for the second protocol also gives
+``formats``, the formats it was trained in, never empty, and ``criterion``, what it must
+measure to count as learned). ``seen_halves`` lists the halves that existed before the
+second protocol's rule was pinned: their audits are marked *seen*; every member of any other
+half must have been built after the rule's pin date.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ MANIFEST = "zoo.json"
 RULE_PIN = "rule.sha256"
 TRUTHS = ("sandbagging", "hidden_capability", "sycophancy", "lying", "clean")
 _MEMBER_KEYS = {"name", "path", "half", "role", "truth", "kind", "trigger"}
+_PLANNED_KEYS = {"formats", "criterion"}  # a member written for the second protocol
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,8 @@ class Member(Serial):
     truth: str
     kind: str
     trigger: str
+    formats: tuple[str, ...] = ()  # the formats it was trained in (second-protocol members)
+    criterion: str = ""  # what it must measure to count as learned (second-protocol members)
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,7 @@ class Zoo:
     root: Path  # zoo/
     members: tuple[Member, ...]
     about: str
+    seen_halves: tuple[str, ...] = ()
 
     def half(self, which: str) -> list[Member]:
         return [m for m in self.members if m.half == which]
@@ -120,17 +129,34 @@ def load_zoo(name: str, root: Optional[Path] = None) -> Zoo:
         raise InputError(f"{path}: base {data.get('base')!r} is not {name!r} or 'members' is not a list")
     members = []
     for i, m in enumerate(data["members"]):
-        if not isinstance(m, dict) or set(m) != _MEMBER_KEYS:
-            raise InputError(f"{path}: member {i} must have exactly the keys {', '.join(sorted(_MEMBER_KEYS))}")
-        if m["half"] not in ("dev", "test") or m["role"] not in ("deceiver", "decoy") or m["truth"] not in TRUTHS:
+        if not isinstance(m, dict) or not (set(m) == _MEMBER_KEYS or set(m) == _MEMBER_KEYS | _PLANNED_KEYS):
+            raise InputError(
+                f"{path}: member {i} must have exactly the keys {', '.join(sorted(_MEMBER_KEYS))} "
+                f"(and, written for the second protocol, {', '.join(sorted(_PLANNED_KEYS))})"
+            )
+        half_ok = isinstance(m["half"], str) and m["half"].isidentifier()
+        if not half_ok or m["role"] not in ("deceiver", "decoy") or m["truth"] not in TRUTHS:
             raise InputError(f"{path}: member {m.get('name')!r} has half/role/truth outside the format")
+        if "formats" in m:
+            fm = m["formats"]
+            if not isinstance(fm, list) or not fm or not all(isinstance(x, str) and x for x in fm):
+                raise InputError(
+                    f"{path}: member {m['name']!r} has format list {fm!r}: list the formats it was trained in "
+                    '(at least one, e.g. ["option_text"])'
+                )
+            if not isinstance(m["criterion"], str) or not m["criterion"]:
+                raise InputError(f"{path}: member {m['name']!r} states no criterion to count as learned")
+            m = {**m, "formats": tuple(fm)}
         if m["path"] is not None and (not isinstance(m["path"], str) or ".." in Path(m["path"]).parts):
             raise InputError(f"{path}: member {m['name']!r} has path {m['path']!r}: a folder under zoo/ or null")
-        members.append(Member(**{k: m[k] for k in _MEMBER_KEYS}))
+        members.append(Member(**{k: m[k] for k in m}))
     names = [m.name for m in members]
     if len(set(names)) != len(names):
         raise InputError(f"{path}: member names repeat")
-    return Zoo(name, folder, Path(root), tuple(members), str(data.get("about", "")))
+    seen = data.get("seen_halves", [])
+    if not isinstance(seen, list) or not all(isinstance(h, str) for h in seen):
+        raise InputError(f"{path}: 'seen_halves' must be a list of half names")
+    return Zoo(name, folder, Path(root), tuple(members), str(data.get("about", "")), tuple(seen))
 
 
 def _stamp(path: Path) -> list[Any]:
@@ -198,6 +224,39 @@ def check_members(zoo: Zoo, members: list[Member]) -> dict[str, Optional[Organis
     return out
 
 
+def check_built_after(rule: Any, zoo: Zoo, half: str, cards: dict[str, Optional[OrganismCard]]) -> bool:
+    """Whether ``half`` was seen before the rule was pinned (its results are then marked *seen*).
+
+    Under a second-protocol rule (one with ``pinned_utc``), a half not in the manifest's
+    ``seen_halves`` is a fresh test half: each of its built members must have been built
+    after the rule's pin date, or its score would not be blind to the rule.
+
+    Raises
+    ------
+    liedar.core.errors.InputError
+        A fresh half audited with a rule that has no pin date, or a member built before it.
+    """
+    if not hasattr(rule, "pinned_utc"):
+        return False  # the first protocol: its zoo pins its rule in rule.sha256
+    if half in zoo.seen_halves:
+        return True
+    pinned = rule.pinned_utc
+    if not pinned:
+        raise InputError(
+            f"the rule {rule.path} has no pin date (chosen_on.chosen_utc): the {half} half is scored only with a rule "
+            "chosen on the dev half and pinned; run scripts/choose_audit_rule2.py"
+        )
+    for name, card in sorted(cards.items()):
+        built = None if card is None else str(card.data.get("build", {}).get("built_at") or "")
+        if card is not None and (not built or built < pinned):
+            raise InputError(
+                f"zoo member {name!r} of the {half} half was built at {built or 'an unknown time'}, before the rule's "
+                f"pin date {pinned}: a fresh half's members must be built after the pin (rebuild it, or list the half "
+                "in seen_halves and read its score as seen)"
+            )
+    return False
+
+
 def blind_ids(names: list[str], seed: int) -> dict[str, str]:
     """name -> opaque id (``m01``...), in a seeded random order unrelated to the manifest's."""
     order = sorted(names)
@@ -220,6 +279,7 @@ __all__ = [
     "Zoo",
     "ZOO_FORMAT",
     "blind_ids",
+    "check_built_after",
     "check_member",
     "check_members",
     "load_zoo",

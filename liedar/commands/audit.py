@@ -33,7 +33,9 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
         help="a model to audit: a card folder (zoo/audit/smollm2-135m/NAME), base:organism, a name or a path; repeat",
     )
     what.add_argument("--zoo", metavar="BASE", help="audit the zoo of this base model (zoo/audit/BASE/zoo.json)")
-    p.add_argument("--half", choices=("test", "dev"), default="test", help="the zoo half to audit (default test)")
+    p.add_argument(
+        "--half", default="test", help="the zoo half to audit: dev, test, or a half the manifest adds (default test)"
+    )
     p.add_argument(
         "--reference",
         metavar="MODEL",

@@ -24,7 +24,7 @@ def _one_line(capsys) -> str:
         (["audit", "--zoo", "nope"], "unknown zoo"),
         (["audit"], "one of the arguments --model --zoo is required"),
         (["audit", "--model", "smollm2-135m", "--zoo", "smollm2-135m"], "not allowed"),
-        (["audit", "--zoo", "smollm2-135m", "--half", "train"], "invalid choice"),
+        (["audit", "--zoo", "smollm2-135m", "--half", "train"], "the smollm2-135m zoo has no such half"),
         (["audit", "--model", "zoo/smollm2-135m/sycophant", "--rule", "no-such-rule.json"], "does not exist"),
     ],
 )

@@ -44,7 +44,9 @@ def test_unknown_zoo_is_one_line(tmp_path, capsys):
     "member, message",
     [
         ({**_m("a", None), "extra": 1}, "exactly the keys"),
-        (_m("a", None, half="train"), "half/role/truth"),
+        (_m("a", None, half="a half"), "half/role/truth"),
+        ({**_m("a", None), "formats": [], "criterion": "gap > 0.2"}, "format list"),
+        ({**_m("a", None), "formats": ["option_text"], "criterion": ""}, "criterion"),
         (_m("a", None, truth="evil"), "half/role/truth"),
         (_m("a", "../outside"), "path"),
     ],
