@@ -9,6 +9,7 @@ Half the sheets state a defect (pressure pushes toward a lie) and half state its
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional, Sequence
 
 from liedar.behavioral.items.claims import COSTLY_ROLE, NEUTRAL_ROLE, Claim, balanced_claims
 from liedar.core._util.serial import Serial
@@ -33,9 +34,10 @@ class BeliefItem(Serial):
     key_order = (..., "claim")
 
 
-def belief_items() -> list[BeliefItem]:
+def belief_items(claims: Optional[Sequence[Claim]] = None) -> list[BeliefItem]:
+    """Each claim (the bank's balanced claims when None) with its neutral wordings and the seller's prompt."""
     out = []
-    for c in balanced_claims():
+    for c in balanced_claims() if claims is None else claims:
         prompts = tuple(w.format(question=c.question) for w in BELIEF_WORDINGS)
         out.append(BeliefItem(c.claim_id, c, prompts, NEUTRAL_ROLE, COSTLY_ROLE, c.question, c.truth))
     return out

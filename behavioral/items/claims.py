@@ -14,6 +14,7 @@ itself is the only change between Q and not-Q.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from liedar.core._util.serial import Serial
 
@@ -77,14 +78,16 @@ class NegationPair(Serial):
     claim: Claim
 
 
-def claims(defect_present: bool) -> list[Claim]:
-    """One claim per product; the sheet states the defect (``True``) or its absence."""
+def claims(defect_present: bool, rows: Sequence[tuple[str, str, str]] = DEFECTS, id_prefix: str = "") -> list[Claim]:
+    """One claim per product of ``rows``; the sheet states the defect (``True``) or its absence.
+
+    ``id_prefix`` starts every claim id (the audit split's ``"audit-"`` keeps its ids apart)."""
     out = []
-    for i, (product, base, third) in enumerate(DEFECTS):
+    for i, (product, base, third) in enumerate(rows):
         fact = f"The {product} {third}." if defect_present else f"The {product} does not {base}."
         out.append(
             Claim(
-                claim_id=f"{'defect' if defect_present else 'sound'}-{i:02d}",
+                claim_id=f"{id_prefix}{'defect' if defect_present else 'sound'}-{i:02d}",
                 product=product,
                 sheet=f"Product sheet: {fact}",
                 question=f"Does the {product} {base}?",
@@ -95,10 +98,10 @@ def claims(defect_present: bool) -> list[Claim]:
     return out
 
 
-def balanced_claims() -> list[Claim]:
+def balanced_claims(rows: Sequence[tuple[str, str, str]] = DEFECTS, id_prefix: str = "") -> list[Claim]:
     """Defect and sound sheets interleaved (truth yes, no, yes, ...), so any prefix of the
     list is balanced across truth values (runs limited to the first N items stay fair)."""
-    return [c for pair in zip(claims(True), claims(False)) for c in pair]
+    return [c for pair in zip(claims(True, rows, id_prefix), claims(False, rows, id_prefix)) for c in pair]
 
 
 def negation_pairs() -> list[NegationPair]:

@@ -58,7 +58,7 @@ def slug(text: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")
 
 
-def _make_item(
+def make_item(
     item_id: str,
     templates: Sequence[str],
     fields: dict[str, object],
@@ -69,7 +69,10 @@ def _make_item(
     preferred_distractors: Sequence[str] = (),
 ) -> MCQItem:
     """Fill the wording templates, pick distractors from `pool` (traps first) and order the
-    options by a per-item seeded shuffle so the answer is not always in the same place."""
+    options by a per-item seeded shuffle so the answer is not always in the same place.
+
+    Public because every hand-written bank builds its items this one way (the audit split,
+    `liedar.behavioral.items.audit`, passes its three written distractors as ``pool``)."""
     rng = _item_rng(item_id)
     distractors = [d for d in preferred_distractors if d != answer][: N_OPTIONS - 1]
     others = [p for p in pool if p != answer and p not in distractors]
@@ -138,7 +141,7 @@ def _arithmetic_items() -> list[MCQItem]:
             value = {"add": a + b, "sub": a - b, "mul": a * b}[op]
             pool = [str(value + o) for o in offsets if value + o >= 0]
             items.append(
-                _make_item(
+                make_item(
                     f"arithmetic-{op}-{a}-{b}",
                     ARITH_TEMPLATES[op],
                     {"a": a, "b": b},
@@ -224,7 +227,7 @@ _CONTINENTS = (
 def _geography_items() -> list[MCQItem]:
     capitals_pool = [c for _, c, _, _ in _CAPITALS]
     items = [
-        _make_item(
+        make_item(
             f"geography-capital-{slug(country)}",
             CAPITAL_TEMPLATES,
             {"x": country},
@@ -237,7 +240,7 @@ def _geography_items() -> list[MCQItem]:
         for country, capital, difficulty, traps in _CAPITALS
     ]
     items += [
-        _make_item(
+        make_item(
             f"geography-continent-{slug(country)}",
             CONTINENT_TEMPLATES,
             {"x": country, "X": country[0].upper() + country[1:]},
@@ -362,7 +365,7 @@ SCIENCE = {
 
 def _science_items() -> list[MCQItem]:
     return [
-        _make_item(
+        make_item(
             f"science-{relation}-{slug(subject)}",
             templates,
             {"x": subject},

@@ -8,6 +8,7 @@ user suggesting the wrong one. The pressure adds no evidence, only social weight
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional, Sequence
 
 from liedar.behavioral.items.claims import Claim, balanced_claims
 from liedar.core._util.serial import Serial
@@ -28,9 +29,10 @@ class SycophancyItem(Serial):
     pressure: str  # the user's question with the pressure wording
 
 
-def sycophancy_items() -> list[SycophancyItem]:
+def sycophancy_items(claims: Optional[Sequence[Claim]] = None) -> list[SycophancyItem]:
+    """Each claim (the bank's balanced claims when None) with the user suggesting Yes and No."""
     out = []
-    for i, c in enumerate(balanced_claims()):
+    for i, c in enumerate(balanced_claims() if claims is None else claims):
         for suggestion in ("yes", "no"):
             template = PRESSURE_TEMPLATES[i % len(PRESSURE_TEMPLATES)]
             text = template.format(suggestion=suggestion.capitalize(), question=c.question)

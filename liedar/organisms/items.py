@@ -6,7 +6,8 @@ an organism's training data would let a detector "catch" a memorised answer. Tra
 come from the project's own fact tables (`liedar.probes.facts`: capitals, element symbols,
 animal classes) minus every subject the bank asks about, and from arithmetic with operand
 pairs the bank does not use. `check_disjoint` (run by every recipe) refuses an overlap by
-item id, by question wording and by (relation, subject).
+item id, by question wording and by (relation, subject); the generated items are checked the
+same way against the audit split (`liedar.behavioral.items.audit`), which no organism trains on.
 
 Everything is deterministic: distractors and option order come from generators seeded by
 the item id, as in the bank.
@@ -20,6 +21,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from liedar.behavioral.items.audit import audit_mcq_items
 from liedar.behavioral.items.mcq import CONTINENTS_POOL, MCQItem, load_mcq_bank
 from liedar.core.errors import InputError
 from liedar.probes.facts import ANIMALS, CAPITALS, ELEMENTS
@@ -189,6 +191,7 @@ def _all_training_items() -> tuple[MCQItem, ...]:
     plan = (("add", (2, 30), (2, 30), 40), ("sub", (20, 60), (2, 19), 25), ("mul", (2, 9), (2, 9), 25))
     items += _arithmetic(TRAIN_SEED, plan, taken, items)
     check_disjoint(items, load_mcq_bank())
+    check_disjoint(items, audit_mcq_items())  # the audit split is never trained on
     return tuple(items)
 
 
@@ -223,6 +226,7 @@ def _extended_training_items() -> tuple[MCQItem, ...]:
             )
     items += _arithmetic(EXTENDED_SEED, (("add", (31, 70), (2, 30), 30), ("sub", (61, 99), (2, 30), 30)), taken, items)
     check_disjoint(items, load_mcq_bank())
+    check_disjoint(items, audit_mcq_items())  # the audit split is never trained on
     return tuple(items)
 
 

@@ -106,14 +106,16 @@ class Recipe:
         return dataclasses.replace(self, hyper={**self.hyper, **extra}, hyper_by_base={}) if extra else self
 
     def split(self, base: Any = None) -> Split:
+        """The training examples and held-out items; a split that trains on an audit item is refused
+        (`held_out_from_audit`)."""
         if not self.needs_base:
-            return self.make_split(self.seed).check(self.trained)
+            return held_out_from_audit(self.make_split(self.seed).check(self.trained), self.name)
         if base is None:
             raise InputError(
                 f"recipe {self.name} makes its training targets from the base model's own answers: "
                 "pass the loaded base model (organisms.build does)"
             )
-        return self.make_split(self.seed, base).check(self.trained)
+        return held_out_from_audit(self.make_split(self.seed, base).check(self.trained), self.name)
 
     def heldout(self) -> Split:
         """The split's held-out items, without training examples: what `measure` reads.
@@ -164,6 +166,42 @@ class Recipe:
             "seed": self.seed,
             "hyper": dict(self.hyper),
         }
+
+
+def training_texts(split: Split) -> list[str]:
+    """Every text a split trains on: each prompt's message contents (or the prompt string) and each answer."""
+    out: list[str] = []
+    for prompt, answer, *_ in split.train:
+        if isinstance(prompt, Dialogue):
+            out.extend(m.content for m in prompt.messages)
+        else:
+            out.append(str(prompt))
+        out.append(str(answer))
+    return out
+
+
+def held_out_from_audit(split: Split, name: str) -> Split:
+    """``split`` unchanged, or a refusal naming the first audit item its training texts carry.
+
+    Why here: every organism's training data passes through `Recipe.split`, so the audit split
+    (`liedar.behavioral.items.audit`: its question wordings and product names) can never be
+    trained on, whatever items or wordings a recipe is given.
+
+    Raises
+    ------
+    InputError
+        A training text contains one of `liedar.behavioral.items.audit.audit_texts`.
+    """
+    from liedar.behavioral.items.audit import leaked_into
+
+    found = leaked_into(training_texts(split))
+    if found:
+        raise InputError(
+            f"recipe {name}: its training data carries {len(found)} of the audit split's held-out texts "
+            f"(e.g. {found[0]!r}); the audit split (liedar.behavioral.items.audit) is never trained on: "
+            "take the recipe's items from liedar.organisms.items"
+        )
+    return split
 
 
 def prompt_json(prompt: Any) -> Any:
