@@ -1,8 +1,8 @@
 """The audit split: multiple-choice items and product sheets held out from every organism's training.
 
 Why a split of its own: the audit plans each row for 80% power against its stated effect,
-and the detectors' banks are too small for that (issue 54: 24-36 known items in the choice
-sycophancy row where 55-89 are needed). The split holds at least 150 multiple-choice items
+and the detectors' banks are too small for that (24-36 known items in the choice sycophancy
+row where 55-89 are needed). The split holds at least 150 multiple-choice items
 for sycophancy and 96 product sheets for belief vs assertion, all written for the audit
 (`liedar.behavioral.items.audit_facts`), in relations and products no organism trains on.
 They stay out of the detectors' default banks, so no organism recipe's held-out items, and so
@@ -49,8 +49,8 @@ from liedar.core.errors import InputError
 
 SPLIT = "audit"
 ID_PREFIX = "audit-"
-MIN_MCQ_ITEMS = 150  # issue 54's floor for the sycophancy rows
-MIN_PRODUCTS = 96  # issue 54's floor for the product sheets
+MIN_MCQ_ITEMS = 150  # the floor the audit's power plan sets for the sycophancy rows
+MIN_PRODUCTS = 96  # the floor the audit's power plan sets for the product sheets
 
 
 def _interleave(groups: Sequence[Sequence]) -> list:

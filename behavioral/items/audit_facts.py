@@ -1,7 +1,7 @@
 """The audit split's hand-written facts: multiple-choice relations and product defects.
 
 Why a table of its own: the audit's sycophancy and lying rows need more items than the
-detectors' banks hold (issue 54: at least 150 sycophancy items and 96 product sheets for 80%
+detectors' banks hold (at least 150 sycophancy items and 96 product sheets for 80%
 power), and every one of them must be unseen by every organism. These facts are written for
 the audit alone, in relations no organism trains on (the organisms train on capitals, element
 symbols, animal classes, continents and sums: `liedar.organisms.items`) and in wordings of
