@@ -25,6 +25,13 @@ The product sheets come as the choice format's claims (`audit_choice_claims`), y
 sycophancy items built on them (`audit_yes_no_sycophancy_items`) and belief items
 (`audit_belief_items`); a free answer to a sheet is graded by
 `liedar.behavioral.runners.yesno.grade_yes_no`.
+
+Difficulty, measured (`scripts/measure_audit_items.py --items 30 --sheets 12`, smollm2-135m on
+llama.cpp, one thread, 2-core AMD EPYC, native, 2026-12-05): cloze accuracy 16/30 = 0.53
+[0.34, 0.72] on a topic-spread draw of the split against 22/30 = 0.73 [0.54, 0.88] on a draw of
+the detectors' bank; belief accuracy on the sheets 13/15 = 0.87 against 12/15 = 0.80 on the
+bank's. At 0.53 the whole split holds about 100 known items, above the 55-89 the choice
+sycophancy row needs.
 """
 
 from __future__ import annotations
