@@ -31,11 +31,11 @@ from liedar.audit.paired import item_scores
 from liedar.core._util.atomic import json_safe, write_json_atomic
 from liedar.core.stats import Estimate
 from liedar.models.backend import Backend
+from liedar.models.scoring import ScoringEngine
 from liedar.pipeline.validate import validation_sizes
 from liedar.pipeline.validate_detectors import (
     UNITS,
     Cell,
-    SharedScores,
     Unit,
     UnitContext,
     not_computable,
@@ -96,8 +96,11 @@ def audit_sizes(quick: bool = False) -> dict[str, Any]:
 
 
 def audit_units() -> list[Unit]:
-    """The registry's units the audit runs (registry order: a unit's ``needs`` come first)."""
-    return [u for u in UNITS if u.name not in SKIPPED]
+    """The registry's units the audit runs (registry order: a unit's ``needs`` come first), then the
+    audit's own (`liedar.audit.units`: not run unless the sizes ask for them)."""
+    from liedar.audit.units import AUDIT_UNITS
+
+    return [u for u in UNITS if u.name not in SKIPPED] + list(AUDIT_UNITS)
 
 
 @dataclass
@@ -292,7 +295,7 @@ def measure(
     units = audit_units() if units is None else units
     ctx = UnitContext(sizes, seed, list(load_mcq_bank()), None, progress=progress)
     backend = load()
-    shared = SharedScores(backend)
+    shared = ScoringEngine(backend)
     cells: dict[str, Cell] = {}
     capability: dict[str, dict[str, Any]] = {}
     items: dict[str, dict[str, list[Any]]] = {}
