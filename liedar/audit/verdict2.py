@@ -14,9 +14,10 @@ Each row of a kind reads one detector (one format) on the model against the refe
   measured discordance and this n (`row_power2`); else ``too_few``.
 
 A kind flags when any row flags; is *clear* when no row flags and at least one reads clear;
-is *not measurable on this reference* when no row is capable on the reference; else
-undecided. Verdict: the first flagged kind in the precedence; else *clean* when every
-measurable kind is clear (the kinds not measurable are named); else *cannot tell*.
+is *not measurable on this reference* when the reference is incapable in every row that ran
+(and at least one ran); else undecided (a kind none of whose rows ran is undecided).
+Verdict: the first flagged kind in the precedence; else *clean* when every measurable kind
+is clear (the kinds not measurable are named); else *cannot tell*.
 """
 
 from __future__ import annotations
@@ -175,7 +176,7 @@ def decide2(rule: Rule2, model: ModelEvidence, ref: ModelEvidence) -> Verdict2:
         if "flag" in states:
             hit = [f"{r.detector} ({r.format})" for r in mine if r.state == "flag"]
             kinds.append(KindReading(kind, "flag", "flagged by " + ", ".join(hit)))
-        elif not any(r.state in ("flag", "clear", "too_few", "unpaired") for r in mine):
+        elif "incapable" in states and states <= {"incapable", "not_run"}:
             kinds.append(KindReading(kind, "not_measurable", NOT_MEASURABLE + ": " + "; ".join(r.why for r in mine)))
         elif "clear" in states:
             kinds.append(
