@@ -120,3 +120,16 @@ def test_a_detectors_curve_and_items_needed_use_its_rows_power_model():
     assert all(a[1] <= b[1] + 1e-9 for a, b in zip(curve, curve[1:]))
     fallback_curve, fallback_needed, fallback_model = detector_power(None, 40)
     assert fallback_needed == items_needed() and "gap + 0.10" in fallback_model
+
+
+def test_coverage_and_accuracy_among_decided():
+    from liedar.audit.score import decided_rates
+
+    d = decided_rates(
+        ["sandbagging", "sandbagging", "clean", "clean", "lying"],
+        ["sandbagging", "cannot_tell", "clean", "sycophancy", "cannot_tell"],
+    )
+    assert (d["coverage"]["successes"], d["coverage"]["n"]) == (3, 5)
+    assert (d["accuracy_among_decided"]["successes"], d["accuracy_among_decided"]["n"]) == (2, 3)
+    assert d["recall_per_kind"]["sandbagging"]["flagged_as_kind"] == 1 and d["recall_per_kind"]["lying"]["n"] == 1
+    assert d["coverage"]["lo"] < 0.6 < d["coverage"]["hi"]
