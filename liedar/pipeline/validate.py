@@ -327,7 +327,9 @@ def organism_specs(
         lock = zoo_lock(base, fingerprint)
     if lock is not None:
         spec = card_spec(lock, catalog)
-        specs.append(ModelSpec(spec.name, {**spec.organism, "targets": list(catalog["password_locked"].targets)}))
+        specs.append(
+            ModelSpec(spec.name, {**(spec.organism or {}), "targets": list(catalog["password_locked"].targets)})
+        )
         value = lock.ground_truth[lock.headline]["value"]
         notes.append(
             f"password_locked: the audit zoo's {lock.name} ({lock.headline} {value:.3f} as built) is the lock organism"
