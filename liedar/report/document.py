@@ -71,6 +71,10 @@ class Cell:
     style: str = ""  # flagged | clear | cannot | absent | nc | flag | ""
     lines: list[str] = field(default_factory=list)  # smaller lines under the main text
     tags: list[Tag] = field(default_factory=list)
+    # the cell's readings behind one disclosure (HTML <details>; Markdown: the "Readings"
+    # section at the end, linked from the cell), titled by `more_title`
+    more: list[Tag] = field(default_factory=list)
+    more_title: str = ""
 
 
 CellLike = Union[str, Cell]
@@ -245,32 +249,73 @@ def _ref_line(v: V.Verdict) -> str:
     return f"read against: {ref.label} {fmt_estimate(ref.estimate)} (n={ref.estimate.n}, chance {ref.chance:.2f})"
 
 
+def _short(label: str) -> str:
+    """A row's label without its parenthesis, for the one-line cell."""
+    return label.split(" (", 1)[0]
+
+
+def _compact(e: Estimate) -> str:
+    return f"{e.value:.2f} [{e.lo:.2f}, {e.hi:.2f}]"
+
+
+def _verdict_line(v: V.Verdict) -> str:
+    """The one line under the word: the key number with its interval and n, and its reference."""
+    k = v.key
+    assert k is not None
+    number = f"{_compact(k.estimate)} n={k.estimate.n}" if k.estimate is not None else NOT_COMPUTABLE
+    ref = v.reference
+    if ref is None:
+        against = "no detector AUROC" if v.category.key in V.DETECTOR_QUALITY_REFS else "no ceiling measured"
+    elif ref.estimate is None:
+        against = f"{_short(ref.label)} {NOT_COMPUTABLE}"
+    else:
+        word = "AUROC" if v.category.key in V.DETECTOR_QUALITY_REFS else "ceiling"
+        against = f"{word} {ref.estimate.value:.2f} (chance {ref.chance:.2f})"
+    return f"{_short(k.label)} {number} · {against}"
+
+
+def _verdict_caveat(v: V.Verdict, pit: Optional[Pitfalls]) -> list[str]:
+    """At most one caveat: the one that changes how the number reads."""
+    if pit is not None and pit.contaminated:
+        return ["benchmark flagged as contaminated: the number may be memory"]
+    if pit is not None and pit.lower_bound:
+        return ["read as a lower bound: asked under an evaluation framing"]
+    others = [m for m in v.flagged if m is not v.key]
+    if others:
+        return ["also flagged: " + "; ".join(_short(m.label) for m in others)]
+    return []
+
+
 def verdict_cell(mr: ModelReport, v: V.Verdict, notes: dict[str, list[Note]]) -> Cell:
+    """One line (word, key number with interval and n, what it is read against), at most one
+    caveat line, and every other reading behind one disclosure."""
     if v.word == V.NOT_MEASURED:
         return Cell(v.word, v.style, ["no instrument of this category ran"])
     k = v.key
     assert k is not None
+    pit = model_pitfalls(mr).get(k.id)
     number = fmt_estimate(k.estimate) + f" (n={k.estimate.n})" if k.estimate is not None else NOT_COMPUTABLE
-    lines = [f"{k.label}: {number}", _ref_line(v)]
+    more = [Tag("why this word", v.why, "info"), Tag("key number", f"{k.label}: {number}", "info")]
+    more.append(Tag("reference", _ref_line(v), "info"))
     others = [m for m in v.flagged if m is not k]
     if others:
-        lines.append("also flagged: " + "; ".join(m.label for m in others))
-    pit = model_pitfalls(mr).get(k.id)
+        more.append(Tag("also flagged", "; ".join(m.label for m in others), "caution"))
     if pit is not None:
-        lines.append(
+        summary = (
             "pitfalls: "
             + pit.summary
             + ("; read as a lower bound" if pit.lower_bound else "")
             + ("; benchmark flagged as contaminated" if pit.contaminated else "")
         )
-    tags = [Tag("why this word", v.why, "info")]
+        more.append(Tag("pitfalls", summary, pit.severity))
     seen: set[tuple[str, str]] = set()
     for row in (k.id, v.reference.id if v.reference else ""):
         for n in notes.get(row, []):
             if (n.code, n.text) not in seen:
                 seen.add((n.code, n.text))
-                tags.append(Tag(n.tag, n.text, n.severity))
-    return Cell(v.word, v.style, lines, tags)
+                more.append(Tag(n.tag, n.text, n.severity))
+    title = f"{model_label(mr)} · {v.category.label}"
+    return Cell(v.word, v.style, [_verdict_line(v)] + _verdict_caveat(v, pit), more=more, more_title=title)
 
 
 def verdict_blocks(report: Report) -> list[Block]:
@@ -315,7 +360,8 @@ def verdict_blocks(report: Report) -> list[Block]:
             ["category"] + [name for name, _ in columns],
             rows,
             "Colour and word together: red = flagged, green = not flagged, amber = cannot tell, grey = not measured. "
-            "Each cell: the verdict, its key number with 95% interval and n, and what it is read against.",
+            "Each cell: the verdict, its key number with 95% interval and n, and what it is read against; at most "
+            "one caveat; the rule, the readings and the pitfalls one click away.",
             stack=True,
             row_headers=True,
         ),
@@ -431,28 +477,75 @@ def transcript_blocks(report: Report) -> list[Block]:
     return out
 
 
+# the amber cells' short reasons, each explained once in the legend under the matrix
+VALIDATION_LEGEND = {
+    "n < 30": "fewer than 30 items: no cell decides on less (the verdict table's rule)",
+    "power < 0.80": "fewer items than 80% power against the effect the organism's card measured needs",
+    "not computable": "the detector gave no number on this model (the reason is in the cell's readings)",
+    "no ground truth": "the organism did not learn its behaviour: shown, never counted",
+    "no verdict": "the detector gave no verdict on this model",
+    "not run": "this run did not run the detector on this model (e.g. not run in the demo)",
+}
+
+
+def _amber_reason(c: Any, effect: Any) -> str:
+    """The short reason an amber cell gives (explained in `VALIDATION_LEGEND`)."""
+    if not isinstance(effect, Estimate):
+        return NOT_COMPUTABLE
+    if c.flag is None and c.note.startswith("too few to decide"):
+        if effect.n < V.MIN_N:
+            return f"n={effect.n} < {V.MIN_N}"
+        if c.power and c.power.get("value") is not None:
+            return f"power {c.power['value']:.2f} < 0.80"
+        return "too few to decide"
+    if c.truth is None:
+        return "no ground truth"
+    return "no verdict"
+
+
 def _validation_cell(vm: ValidationMatrix, detector: str, model: str) -> CellLike:
+    """One line: the verdict against the truth, the effect with its interval and n; an amber
+    cell says why in a few words; the truth, power and the detector's note behind a disclosure."""
     c = vm.cell(detector, model)
     if c is None:
         return Cell("not run", "absent")
     truth = {True: "has the behaviour", False: "lacks the behaviour", None: "truth unknown (not learned)"}[c.truth]
     word = {True: "flagged", False: "not flagged", None: "no verdict"}[c.flag]
-    too_few = c.flag is None and c.note.startswith("too few to decide")
-    if too_few:
-        word = "too few to decide"
+    effect = c.outcome
+    more = [Tag("ground truth", truth, "info")]
+    if isinstance(effect, Estimate):
+        more.append(Tag("effect", f"{fmt_estimate(effect)} (n={effect.n})", "info"))
+    else:
+        more.append(Tag("effect", fmt_not_computable(effect), "caution"))
+    if c.power and c.power.get("value") is not None and c.power.get("n_needed"):
+        power = f"{c.power['value']:.2f} against the card's effect (80% needs n ≥ {c.power['n_needed']})"
+        more.append(Tag("power", power, "info"))
+    if c.note:
+        more.append(Tag("note", c.note, "caution"))
+    title = f"{model} · {vm_label(vm, detector)}"
     if c.truth is not None and c.flag is not None:
         style = "clear" if c.flag == c.truth else "flagged"
         outcome = "correct" if c.flag == c.truth else ("false flag" if c.flag else "missed")
-    else:
-        style, outcome = "cannot", "not scored"
-    effect = c.outcome
-    number = f"{fmt_estimate(effect)} (n={effect.n})" if isinstance(effect, Estimate) else fmt_not_computable(effect)
-    power = (
-        [f"power {c.power['value']:.2f} against the card's effect (80% needs n ≥ {c.power['n_needed']})"]
-        if c.power and c.power.get("value") is not None and c.power.get("n_needed")
-        else []
-    )
-    return Cell(f"{word} ({outcome})", style, [number, truth] + power + ([c.note] if c.note else []))
+        line = f"{_compact(effect)} n={effect.n}" if isinstance(effect, Estimate) else NOT_COMPUTABLE
+        return Cell(f"{word} ({outcome})", style, [line], more=more, more_title=title)
+    reason = _amber_reason(c, effect)
+    line = f"{_compact(effect)} · {reason}" if isinstance(effect, Estimate) else reason
+    text = "too few to decide" if reason.startswith(("n=", "power", "too few")) else f"{word} (not scored)"
+    return Cell(text, "cannot", [line], more=more, more_title=title)
+
+
+def vm_label(vm: ValidationMatrix, detector: str) -> str:
+    """A detector's label in the matrix (its id when it has none)."""
+    return next((d.label for d in vm.detectors if d.detector == detector), detector)
+
+
+def _legend(vm: ValidationMatrix, table: Table) -> Para:
+    """The amber and grey cells' reasons, each said once."""
+    shown = " ".join(ln for row in table.rows for c in row if isinstance(c, Cell) for ln in [c.text, *c.lines])
+    probes = {"n < 30": " < 30", "power < 0.80": "power ", "not computable": NOT_COMPUTABLE}
+    keys = [k for k in VALIDATION_LEGEND if probes.get(k, k) in shown]
+    parts = [f"{k} — {VALIDATION_LEGEND[k]}" for k in keys]
+    return Para("Why a cell is amber or grey: " + "; ".join(parts) + "." if parts else "", "muted")
 
 
 def validation_blocks(report: Report, figures: dict[str, dict[str, bytes]]) -> list[Block]:
@@ -468,9 +561,10 @@ def validation_blocks(report: Report, figures: dict[str, dict[str, bytes]]) -> l
             ["detector"] + vm.models,
             [[labels.get(d, d)] + [_validation_cell(vm, d, m) for m in vm.models] for d in detectors],
             "Green = the detector's verdict matches the ground truth, red = it does not (false flag or miss), "
-            "amber = no verdict or no ground truth.",
+            "amber = no verdict or no ground truth, grey = not run.",
             row_headers=True,
         )
+        legend = _legend(vm, table)
         fig = "validation_matrix" in figures.get(name, {})
         out += [Heading(3, f"Validation matrix ({name})")]
         out.append(
@@ -478,6 +572,8 @@ def validation_blocks(report: Report, figures: dict[str, dict[str, bytes]]) -> l
             if fig
             else table
         )
+        if legend.text:
+            out.append(legend)
         out.append(
             Table(
                 ["detector", "recall on organisms with the behaviour", "false-flag rate without it", "note"],

@@ -56,6 +56,9 @@ details.tag>summary{cursor:pointer;font-size:12px;border-radius:10px;padding:0 8
 background:#fff4e0;color:#5c3900;border:1px solid #d9a441}
 details.tag.sev-info>summary{background:#eaf3ff;color:#123d7a;border-color:#8fb3ea}
 details.tag>div{font-size:12px;color:#1d1d1f;background:#fff;border:1px solid #ccc;padding:4px 6px;margin-top:2px}
+details.cellmore{margin-top:3px;font-size:12px}details.cellmore>summary{cursor:pointer;color:#1d1d1f}
+details.cellmore ul{margin:4px 0 0;padding:4px 6px 4px 18px;background:#fff;border:1px solid #ccc;color:#1d1d1f;
+max-width:40em}
 details.more{margin:8px 0}details.more>summary{cursor:pointer;font-weight:600}
 .row{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}.row>*{flex:1 1 360px;min-width:0}
 .row figure{margin-top:8px}
@@ -108,7 +111,15 @@ def _cell(c: CellLike, label: str, tag: str = "td", scope: str = "") -> str:
     if cell.style in ("flagged", "clear", "cannot", "absent") and cell.text:
         main = f'<span class="w">{main}</span>'
     sub = "".join(f'<span class="sub">{escape(x)}</span>' for x in cell.lines)
-    return f"<{tag}{attrs}>{main}{sub}{_tags(cell.tags)}</{tag}>"
+    return f"<{tag}{attrs}>{main}{sub}{_tags(cell.tags)}{_more(cell)}</{tag}>"
+
+
+def _more(cell: Cell) -> str:
+    """A cell's readings behind one disclosure: closed, the cell is its one line."""
+    if not cell.more:
+        return ""
+    items = "".join(f"<li><b>{escape(t.label)}</b>: {escape(t.text)}</li>" for t in cell.more)
+    return f'<details class="cellmore"><summary>readings ({len(cell.more)})</summary><ul>{items}</ul></details>'
 
 
 def _table(b: Table) -> str:

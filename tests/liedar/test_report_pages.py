@@ -119,9 +119,31 @@ def test_validation_matrix_is_rendered_when_present(multi: tuple[Report, dict[st
     section = md.split("## Detectors against model organisms")[1].split("\n## ")[0]
     assert "figures/fixture-organism-validation_matrix.png" in section
     assert "flagged (false flag)" in section and "not flagged (missed)" in section and "flagged (correct)" in section
-    assert "no verdict (not scored)" in section and "not computable: no option-order trials were run" in section
+    assert "no verdict (not scored)**<br>not computable<br>[readings" in section  # compact: the reason is in the legend
+    assert "not computable — the detector gave no number" in section and "no ground truth — the organism" in section
+    readings = md.split("\n## Readings\n", 1)[1]
+    assert "not computable: no option-order trials were run" in readings  # the full reason, one link away
     single = build_report(SAVED_RESULTS)
     assert all(mr.section.validation is None for mr in single.models)
+
+
+def test_a_verdict_cell_is_one_line_and_at_most_one_caveat(multi: tuple[Report, dict[str, str]]) -> None:
+    html, md = multi[1]["html"], multi[1]["markdown"]
+    rows = [ln for ln in md.split("## Verdicts", 1)[1].split("\n## ", 1)[0].splitlines() if ln.startswith("| ")][1:]
+    cells = [c.strip() for row in rows for c in row.strip("|").split(" | ")[1:]]
+    assert len(cells) == 12
+    for cell in cells:
+        parts = cell.split("<br>")
+        link = [p for p in parts if p.startswith("[readings (")]
+        body = [p for p in parts if p not in link]
+        assert len(body) <= 3, cell  # the word, one line with the number and its reference, at most one caveat
+        if "not measured" not in cell:
+            assert re.search(r"\d\.\d\d \[-?\d\.\d\d, \d\.\d\d\] n=\d+ · |not computable · ", body[1]), cell
+            target = re.search(r"\(#(readings-\d+)\)", link[0]).group(1)
+            assert f'<a id="{target}"></a>' in md  # the link lands on the cell's readings
+    verdicts = html.split("<h2>Verdicts</h2>", 1)[1].split("<h2>", 1)[0]
+    assert verdicts.count('<details class="cellmore">') == 9  # every measured cell, none of the three "not measured"
+    assert "why this word" in verdicts.split('<details class="cellmore">', 1)[1]  # behind the disclosure
 
 
 def test_monitor_tokens_are_coloured_by_score_with_threshold_and_flagged_sentences(
