@@ -58,13 +58,12 @@ import numpy as np
 from liedar import __version__
 from liedar.models.backend import Backend, Generation
 from liedar.models.chat import Dialogue
+from liedar.models.scoring import WEIGHT_ATTRS  # reading one ends caching (see module docstring)
 from liedar.models.storage import cache_root, note
 
 CALL_CACHE_FORMAT = 1  # bump when the key or the value encoding changes
 CALLS_DIR = "calls"
 LOCAL_KINDS = ("transformers", "llamacpp")
-# attributes that hand out the mutable torch model: reading one ends caching (see module docstring)
-_WEIGHT_ATTRS = frozenset({"model", "_decoder", "_blocks", "_norm"})
 _OWN = frozenset({"_inner", "_store", "_identity", "_exposed", "stats"})
 _LIBS = {"transformers": ("torch", "transformers"), "llamacpp": ("llama_cpp",)}
 
@@ -330,7 +329,7 @@ class CachedBackend:
         if inner is None:
             raise AttributeError(name)
         value = getattr(inner, name)
-        if name in _WEIGHT_ATTRS:
+        if name in WEIGHT_ATTRS:
             object.__setattr__(self, "_exposed", True)
         return value
 
@@ -359,6 +358,7 @@ class CachedBackend:
             return compute()
         if got is CORRUPT:
             self.stats["corrupt"] += 1
+            note(f"model-call cache {self.store.path}: a damaged {method} entry was deleted and is computed again")
             got = None
         if got is not None:
             self.stats["hits"] += 1

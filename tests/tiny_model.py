@@ -34,8 +34,9 @@ _CORPUS = [
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<pad>"]
 
 
-def build_tiny_model(directory: Path, *, n_layers: int = 3, d_model: int = 48, seed: int = 0) -> Path:
-    """Write a random-weight LlamaForCausalLM + fast BPE tokenizer into `directory`."""
+def build_tiny_model(directory: Path, *, n_layers: int = 3, d_model: int = 48, seed: int = 0, n_ctx: int = 256) -> Path:
+    """Write a random-weight LlamaForCausalLM + fast BPE tokenizer into `directory` (``n_ctx``:
+    its context, long enough for the instruments' full prompts at 1024)."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -70,7 +71,7 @@ def build_tiny_model(directory: Path, *, n_layers: int = 3, d_model: int = 48, s
         num_hidden_layers=n_layers,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=256,
+        max_position_embeddings=n_ctx,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,

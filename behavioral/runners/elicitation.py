@@ -30,8 +30,8 @@ whatever the protocol did internally. They talk to the model only through
 
 `measure_ceiling` runs them on a selection and an evaluation split and hands the per-item
 correctness to `behavioral.elicitation.select_ceiling` (why the split: see there).
-Identical ``score_options`` calls are memoised per run, so zero-shot letter costs nothing
-beyond permutation's first shift.
+The protocols ask through one `liedar.models.scoring.ScoringEngine` per run, so zero-shot
+letter costs nothing beyond permutation's first shift.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ from liedar.behavioral.runners.common import (
 from liedar.core.errors import InputError
 from liedar.core.stats import DEFAULT_INTERVAL
 from liedar.models.backend import Backend
+from liedar.models.scoring import ScoringEngine
 
 DEFAULT_SHOTS = 3
 
@@ -217,23 +218,6 @@ def check_protocols(names: Sequence[str]) -> list[str]:
     return names
 
 
-class MemoBackend:
-    """Wraps a backend so identical ``score_options`` calls within one run are scored once
-    (zero-shot letter = permutation's first shift; the framed condition re-uses nothing)."""
-
-    def __init__(self, backend: Backend):
-        self.backend = backend
-        self.cache: dict[tuple[Any, tuple[str, ...]], np.ndarray] = {}
-        self.calls = 0
-
-    def score_options(self, prompt: Any, options: Sequence[str]) -> np.ndarray:
-        key = (prompt, tuple(options))
-        if key not in self.cache:
-            self.calls += 1
-            self.cache[key] = np.asarray(self.backend.score_options(prompt, options), dtype=float)
-        return self.cache[key]
-
-
 def answer_correct(
     backend: Backend, item: MCQItem, protocol: str, system: Optional[str], ctx: ElicitationContext
 ) -> bool:
@@ -333,7 +317,7 @@ def measure_ceiling(
     else:
         pool = []
     ctx = ElicitationContext(tuple(pool), k, seed)
-    memo = MemoBackend(backend)
+    memo = ScoringEngine(backend)
     by_id = {it.item_id: it for it in items}
     if len(names) == 1:
         sel_ids, ev_ids = [], sorted(by_id)
@@ -356,7 +340,7 @@ def measure_ceiling(
         selection, evaluation, {n: describe(n, ctx) for n in names}, chance=chance, interval=interval
     )
     per_item = {n: {**selection.get(n, {}), **evaluation[n]} for n in names}
-    return CeilingRun(ceiling, ctx, [by_id[i] for i in ev_ids], per_item, memo.calls)
+    return CeilingRun(ceiling, ctx, [by_id[i] for i in ev_ids], per_item, memo.stats["computed"])
 
 
 # ---- fine-tuning elicitation (a trained protocol) -------------------------------------------------

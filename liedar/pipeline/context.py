@@ -87,7 +87,7 @@ class DemoConfig:
 class DemoContext:
     """What a step may use: the config, the results folder, and the lazily loaded model.
 
-    ``model()`` is the backend behind the model-call cache (`liedar.models.call_cache`,
+    ``model()`` is the step's scoring engine over the backend behind the model-call cache (`liedar.models.call_cache`,
     unless ``config.call_cache`` is off): a step's deterministic questions are answered from
     the cache when asked before, bit-identical to the model's answers. ``raw_model()`` is
     the bare backend for code that changes or copies the weights (organism training, LoRA
@@ -103,6 +103,7 @@ class DemoContext:
         self._backend: Optional[Backend] = None
         self.load_error: Optional[LiedarError] = None
         self._step_wrapper: Any = None  # the base model's wrapper for the current step
+        self._step_engine: Any = None  # the scoring engine over it
         self._counters: list[dict[str, int]] = []  # every wrapper's counts (not the wrappers: no model kept alive)
 
     def raw_model(self) -> Any:
@@ -120,8 +121,14 @@ class DemoContext:
         return self._backend
 
     def model(self) -> Any:
-        """The backend the steps ask (through the model-call cache unless it is switched off)."""
-        return self.wrap(self.raw_model())
+        """The backend the steps ask: the step's scoring engine (`liedar.models.scoring`) over
+        the model-call cache (unless it is switched off) over the model."""
+        from liedar.models.scoring import ScoringEngine
+
+        asked = self.wrap(self.raw_model())
+        if self._step_engine is None or self._step_engine.inner is not asked:
+            self._step_engine = ScoringEngine(asked)
+        return self._step_engine
 
     def wrap(self, backend: Backend) -> Any:
         """``backend`` behind the call cache, or unchanged when the cache is off or the backend
@@ -143,8 +150,9 @@ class DemoContext:
         return w
 
     def begin_step(self) -> None:
-        """The next ``model()`` gets a fresh wrapper (same store, same answers)."""
+        """The next ``model()`` gets a fresh wrapper and engine (same store, same answers)."""
         self._step_wrapper = None
+        self._step_engine = None
 
     def call_cache_stats(self) -> Optional[dict[str, int]]:
         """hits / misses / corrupt / passed_through summed over this run; None when switched off."""

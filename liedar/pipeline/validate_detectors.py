@@ -642,32 +642,6 @@ def unit_cross_check(backend: Backend, ctx: UnitContext) -> tuple[list[Cell], di
     return [cell], {"cross_check": cc.to_dict(), "records": records}
 
 
-class SharedScores:
-    """The backend with ``score_options`` memoised across units of one model run.
-
-    Why: the cross-check asks the chosen protocol the very questions the sandbagging run
-    asked (same prompts, same options), so it is answered from memory instead of a second
-    forward pass. Everything else is the backend's own. Units that change the weights
-    (weight noise) or copy the model (fine-tuning elicitation) get the bare backend.
-    """
-
-    def __init__(self, backend: Backend) -> None:
-        self._backend = backend
-        self._cache: dict[Any, np.ndarray] = {}
-        self.hits = 0
-
-    def score_options(self, prompt: Any, options: Sequence[str]) -> np.ndarray:
-        key = (prompt, tuple(options))
-        if key in self._cache:
-            self.hits += 1
-        else:
-            self._cache[key] = np.asarray(self._backend.score_options(prompt, options), dtype=float)
-        return self._cache[key]
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._backend, name)
-
-
 @dataclass(frozen=True)
 class Unit:
     name: str

@@ -19,12 +19,12 @@ from typing import Any, Callable, Optional, Sequence
 from liedar import __version__
 from liedar.core._util.atomic import write_json_atomic
 from liedar.core.results import SCHEMA_VERSION
+from liedar.models.scoring import ScoringEngine
 from liedar.pipeline.validate_detectors import (
     DETECTORS,
     UNITS,
     Cell,
     ProbeKit,
-    SharedScores,
     Unit,
     UnitContext,
     not_computable,
@@ -143,7 +143,7 @@ def run_model(
             backend = load()
             asked = backend if wrap is None else wrap(backend)
             counts_before = dict(getattr(asked, "stats", None) or {})
-            shared = SharedScores(asked)
+            shared = ScoringEngine(asked)
         t0 = time.perf_counter()
         say(f"  {spec.name}: {u.name} ...")
         cells, raw, status = run_unit(u, backend if u.bare else shared, ctx)

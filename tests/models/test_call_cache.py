@@ -317,19 +317,22 @@ def test_demo_context_wraps_by_default_and_the_switch_turns_it_off(tiny_model_di
 
     monkeypatch.setenv("LIEDAR_CACHE", str(tmp_path / "cache"))
     on = DemoContext(DemoConfig(str(tiny_model_dir), output=tmp_path / "a", threads=1))
-    assert isinstance(on.model(), CachedBackend) and on.model().inner is on.raw_model()
+    assert isinstance(on.model().inner, CachedBackend) and on.model().inner.inner is on.raw_model()
     on.model().score_options(Q, LETTERS)
-    on.model().score_options(Q, LETTERS)
+    on.model().score_options(Q, LETTERS)  # the step's scoring engine remembers it
+    assert on.call_cache_stats()["hits"] == 0
+    on.begin_step()
+    on.model().score_options(Q, LETTERS)  # the next step's engine: read from the store
     assert on.call_cache_stats()["hits"] == 1
     off = DemoContext(DemoConfig(str(tiny_model_dir), output=tmp_path / "b", threads=1, call_cache=False))
-    assert not isinstance(off.model(), CachedBackend)
+    assert not isinstance(off.model().inner, CachedBackend) and off.model().inner is off.raw_model()
     off.model().score_options(Q, LETTERS)
     assert off.call_cache_stats() is None
     # a new step gets a fresh wrapper: one step handing out the weights does not end caching for the next
     exposed = on.model()
     _ = exposed.model
     on.begin_step()
-    assert on.model() is not exposed and on.model().caching
+    assert on.model() is not exposed and on.model().inner.caching
 
 
 @pytest.mark.parametrize("command", ["demo", "validate"])
