@@ -503,7 +503,7 @@ def _amber_reason(c: Any, effect: Any) -> str:
     return "no verdict"
 
 
-def _validation_cell(vm: ValidationMatrix, detector: str, model: str) -> CellLike:
+def validation_cell(vm: ValidationMatrix, detector: str, model: str) -> CellLike:
     """One line: the verdict against the truth, the effect with its interval and n; an amber
     cell says why in a few words; the truth, power and the detector's note behind a disclosure."""
     c = vm.cell(detector, model)
@@ -539,7 +539,7 @@ def vm_label(vm: ValidationMatrix, detector: str) -> str:
     return next((d.label for d in vm.detectors if d.detector == detector), detector)
 
 
-def _legend(vm: ValidationMatrix, table: Table) -> Para:
+def validation_legend(vm: ValidationMatrix, table: Table) -> Para:
     """The amber and grey cells' reasons, each said once."""
     shown = " ".join(ln for row in table.rows for c in row if isinstance(c, Cell) for ln in [c.text, *c.lines])
     probes = {"n < 30": " < 30", "power < 0.80": "power ", "not computable": NOT_COMPUTABLE}
@@ -559,12 +559,12 @@ def validation_blocks(report: Report, figures: dict[str, dict[str, bytes]]) -> l
         labels = {d.detector: d.label for d in vm.detectors}
         table = Table(
             ["detector"] + vm.models,
-            [[labels.get(d, d)] + [_validation_cell(vm, d, m) for m in vm.models] for d in detectors],
+            [[labels.get(d, d)] + [validation_cell(vm, d, m) for m in vm.models] for d in detectors],
             "Green = the detector's verdict matches the ground truth, red = it does not (false flag or miss), "
             "amber = no verdict or no ground truth, grey = not run.",
             row_headers=True,
         )
-        legend = _legend(vm, table)
+        legend = validation_legend(vm, table)
         fig = "validation_matrix" in figures.get(name, {})
         out += [Heading(3, f"Validation matrix ({name})")]
         out.append(

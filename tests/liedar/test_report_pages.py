@@ -224,3 +224,33 @@ def test_an_organism_reads_as_its_behaviour_and_measured_headline_not_a_dict_dum
     )
     local = organism_line("tiny:trigger", {"learned": False, "criterion": "not learned: gap 0.05 < 0.2"})
     assert local == "tiny:trigger (a local build; not learned) — not learned: gap 0.05 < 0.2"
+
+
+def test_amber_validation_cells_say_why_in_a_few_words_and_the_legend_says_it_once() -> None:
+    from liedar.core.results import DetectorValidity, ValidationCell, ValidationMatrix
+    from liedar.core.stats import proportion
+    from liedar.report.document import Cell, Table, validation_cell, validation_legend
+
+    few, powered = proportion(3, 10, kind="propensity"), proportion(9, 40, kind="propensity")
+    vm = ValidationMatrix(
+        models=["base", "sandbagger"],
+        cells=[
+            ValidationCell("gap", "base", None, few, False, note="too few to decide: n = 10 < 30"),
+            ValidationCell(
+                "gap",
+                "sandbagger",
+                None,
+                powered,
+                True,
+                note="too few to decide: power 0.45 at n = 40",
+                power={"value": 0.45, "n_needed": 90, "basis": "card"},
+            ),
+        ],
+        detectors=[DetectorValidity("gap", "Sandbagging gap", None, None)],
+    )
+    cells = [validation_cell(vm, "gap", m) for m in vm.models]
+    assert all(isinstance(c, Cell) and c.style == "cannot" and c.text == "too few to decide" for c in cells)
+    assert cells[0].lines == ["0.30 [0.07, 0.65] · n=10 < 30"] and cells[1].lines[0].endswith("· power 0.45 < 0.80")
+    assert any("n = 10 < 30" in t.text for t in cells[0].more)  # the detector's own note, one click away
+    legend = validation_legend(vm, Table(["detector", *vm.models], [["gap", *cells]])).text
+    assert legend.count("n < 30 — ") == 1 and legend.count("power < 0.80 — ") == 1 and "not run" not in legend
