@@ -222,12 +222,13 @@ def tables_page() -> str:
     known = {"ci-runs.json", "headline.json", "audit-zoo-smollm2-135m-test.json"} | {n for n, _ in _menus()}
     others = [p for p in sorted(RECORDS.glob("*.json")) if p.name not in known]
     if others:
-        out += ["", "## Other records", "", "| record | what | date | command |", "|---|---|---|---|"]
+        out += ["", "## Other records", "", "| record | what | date | CPU | command |", "|---|---|---|---|---|"]
         for p in others:
             r = json.loads(p.read_text(encoding="utf-8"))
-            what = " ".join(str(r.get("what", "—")).split()).replace("|", "\\|")
+            what = " ".join(str(r.get("what", r.get("about", "—"))).split()).replace("|", "\\|")
+            date = str(r.get("measured") or r.get("date_utc") or r.get("created_utc") or "—")[:10]
             cmd = str(r.get("command", "—")).split(";")[0]
-            out.append(f"| `{p.name}` | {what} | {r.get('measured', r.get('created_utc', '—'))} | `{cmd}` |")
+            out.append(f"| `{p.name}` | {what} | {date} | {r.get('cpu', 'not recorded')} | `{cmd}` |")
     out += ["", "## Headline claims", "", "| claim | value | command | date | CPU |", "|---|---|---|---|---|"]
     for c in claims():
         out.append(f"| {c['what']} | {c['value']} | `{c['command']}` | {c['measured']} | {c['cpu']} |")
