@@ -371,10 +371,13 @@ def spread_subset(split: Split, limit: Optional[int]) -> Split:
 
 
 def verification_key(card: OrganismCard, kind: str, dtype: str, limit: Optional[int]) -> str:
-    """What can change a verification's numbers: the adapter, the card's measurement
-    identity, the libraries, the backend and its dtype, and liedar's version."""
+    """What can change a verification or its verdict: the adapter, the card (its ground truth
+    is what the measurement is judged against), the libraries, the backend and its dtype, and
+    liedar's version. A warm run whose card, adapter and liedar version are unchanged reads
+    the verification back instead of measuring the organism again."""
     payload = {
         "adapter": card.adapter_sha256,
+        "card": hashlib.sha256(json.dumps(card.data, sort_keys=True).encode()).hexdigest(),
         "recipe": card.data["recipe"]["hash"],
         "base": card.base_fingerprint,
         "backend": kind,

@@ -71,6 +71,19 @@ def test_verify_re_measures_the_card_and_caches_the_result(shipped, tiny_model_d
     assert second[0].cached and second[0].measured == first[0].measured
 
 
+def test_a_warm_verify_is_read_back_only_while_the_card_is_unchanged(shipped, tiny_model_dir):
+    card, _, rec = shipped
+    (first,) = verify(str(tiny_model_dir), recipes={rec.name: rec}, progress=False)
+    assert not first.cached
+    (warm,) = verify(str(tiny_model_dir), recipes={rec.name: rec}, progress=False)
+    assert warm.cached and warm.status == first.status
+    data = json.loads((card.folder / CARD_FILE).read_text())
+    data["ground_truth"]["trigger_gap"].update(value=-0.9, lo=-1.0, hi=-0.8)  # the card changed, not the adapter
+    (card.folder / CARD_FILE).write_text(json.dumps(data))
+    (edited,) = verify(str(tiny_model_dir), recipes={rec.name: rec}, progress=False)
+    assert not edited.cached and edited.status == "differs"  # measured again, judged against the new card
+
+
 def test_verify_says_what_differs_when_the_behaviour_is_gone(shipped, tiny_model_dir):
     card, _, rec = shipped
     data = json.loads((card.folder / CARD_FILE).read_text())
