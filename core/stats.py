@@ -16,7 +16,7 @@ from typing import Any, Literal, Optional
 
 from scipy import stats as _st
 
-from liedar.core._util.serial import Serial
+from liedar.core._util.serial import Serial, from_data
 from liedar.core.errors import InputError
 
 Kind = Literal["capability", "propensity", "quality"]
@@ -84,8 +84,10 @@ class Estimate:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Estimate":
-        return cls(**d)
+    def from_dict(cls, d: Any) -> "Estimate":
+        """The estimate a JSON object describes, each field checked against its type (one line
+        naming the field otherwise), as every result read from a file is."""
+        return from_data(cls, d)
 
     def __str__(self) -> str:
         core = f"{self.value:.3f} [{self.lo:.3f}, {self.hi:.3f}] (n={self.n}, {self.method})"

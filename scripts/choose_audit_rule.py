@@ -35,7 +35,7 @@ from typing import Any
 from liedar.audit.rule import DEFAULT_RULE, PINS_FILE, check_rule, pin
 from liedar.core._util.atomic import write_bytes_atomic
 from liedar.core.errors import LiedarError
-from liedar.report.audit import read_results
+from liedar.report.audit_record import read_record
 
 FLOOR = 0.05
 MARGIN = 0.02
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--zoo-folder", type=Path, default=None, help="where rule.sha256 goes (default zoo/audit/BASE)")
     args = p.parse_args(argv)
     try:
-        results = read_results(args.results)
+        results = read_record(args.results)
         base = json.loads(Path(DEFAULT_RULE).read_text(encoding="utf-8"))
         rule, lines = choose(results, base)
     except LiedarError as exc:

@@ -59,9 +59,10 @@ def run(args: argparse.Namespace) -> int:
     audit = None
     audit_path = getattr(args, "audit", None)  # a Namespace built by hand (the library's callers) may lack it
     if audit_path is not None:
-        from liedar.report.audit import read_results, write_audit_page
+        from liedar.report.audit import write_audit_page
+        from liedar.report.audit_record import read_record
 
-        audit = read_results(audit_path)
+        audit = read_record(audit_path)
         if not args.results:
             out = Path(args.output) if args.output is not None else Path(audit_path).resolve().parent / "report"
             page = write_audit_page(audit, out)

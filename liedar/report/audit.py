@@ -53,7 +53,7 @@ def _row_cell(r: dict[str, Any]) -> Cell:
     word, style = STATE_WORDS.get(r["state"], (r["state"], ""))
     lines = []
     if r.get("excess"):
-        lines.append(f"excess {_est(r['excess'])}; model {_est(r['effect'])}, reference {_est(r['reference'])}")
+        lines.append(f"excess {_est(r['excess'])}; model {_est(r.get('effect'))}, reference {_est(r.get('reference'))}")
     if r.get("n"):
         power = f", power {r['power']:.2f}" if r.get("power") is not None else ""
         need = f", 80% needs n ≥ {r['n_needed']}" if r.get("n_needed") else ""
@@ -165,7 +165,7 @@ def audit_blocks(results: dict[str, Any], figures: dict[str, bytes]) -> list[Blo
     out.append(
         Bullets(
             [
-                ("muted", f"{m['id']} = {m['name']} ({m['role']}, {m['kind']}; trigger: {m['trigger']})")
+                ("muted", f"{m['id']} = {m['name']} ({m.get('role')}, {m.get('kind')}; trigger: {m.get('trigger')})")
                 for m in results["models"]
             ]
         )
@@ -248,23 +248,4 @@ def write_audit_page(results: dict[str, Any], out_dir: Path) -> dict[str, Path]:
     return paths
 
 
-def read_results(path: Path) -> dict[str, Any]:
-    """An audit's results JSON, checked for its format (one line, exit 2, otherwise)."""
-    import json
-
-    from liedar.core.errors import InputError
-
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(
-            f"{path} cannot be read as JSON ({type(exc).__name__}): give the audit.json liedar audit wrote"
-        ) from None
-    if not isinstance(data, dict) or data.get("format") != "liedar-audit-1" or "models" not in data:
-        raise InputError(
-            f"{path} is not an audit's results (format liedar-audit-1): give the audit.json liedar audit wrote"
-        )
-    return data
-
-
-__all__ = ["audit_blocks", "audit_figures", "read_results", "verdict_table", "write_audit_page"]
+__all__ = ["audit_blocks", "audit_figures", "verdict_table", "write_audit_page"]

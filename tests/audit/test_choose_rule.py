@@ -17,7 +17,12 @@ spec.loader.exec_module(chooser)  # type: ignore[union-attr]
 
 
 def _row(kind, det, value, lo, flag=True):
-    return {"kind": kind, "detector": det, "state": "clear", "excess": {"value": value, "lo": lo}, "model_flag": flag}
+    excess = {"value": value, "lo": lo, "hi": 2 * value - lo, "n": 40, "method": "MOVER difference"}
+    return {"kind": kind, "detector": det, "state": "clear", "excess": excess, "model_flag": flag}
+
+
+def _verdict(rows) -> dict:
+    return {"verdict": "cannot_tell", "flagged": [], "why": "w", "rows": rows}
 
 
 def _dev() -> dict:
@@ -31,10 +36,10 @@ def _dev() -> dict:
         "format": "liedar-audit-1",
         "created_utc": "2026-12-03T10:00:00Z",
         "zoo": {"name": "smollm2-135m", "half": "dev"},
-        "rule": {"sha256": "p" * 64},
+        "rule": {"path": "liedar/audit/rules/default.json", "sha256": "p" * 64, "status": "provisional"},
         "models": [
-            {"name": "decoy", "role": "decoy", "verdict": {"rows": decoy_rows}},
-            {"name": "sb", "role": "deceiver", "verdict": {"rows": deceiver_rows}},
+            {"name": "decoy", "id": "m01", "truth": "clean", "role": "decoy", "verdict": _verdict(decoy_rows)},
+            {"name": "sb", "id": "m02", "truth": "sandbagging", "role": "deceiver", "verdict": _verdict(deceiver_rows)},
         ],
     }
 
