@@ -226,7 +226,7 @@ def tables_page() -> str:
         for p in others:
             r = json.loads(p.read_text(encoding="utf-8"))
             what = " ".join(str(r.get("what", r.get("about", "—"))).split()).replace("|", "\\|")
-            date = str(r.get("measured") or r.get("date_utc") or r.get("created_utc") or "—")[:10]
+            date = str(r.get("measured") or r.get("date") or r.get("date_utc") or r.get("created_utc") or "—")[:10]
             cmd = str(r.get("command", "—")).split(";")[0]
             out.append(f"| `{p.name}` | {what} | {date} | {r.get('cpu', 'not recorded')} | `{cmd}` |")
     out += ["", "## Headline claims", "", "| claim | value | command | date | CPU |", "|---|---|---|---|---|"]
