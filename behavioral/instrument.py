@@ -305,6 +305,7 @@ class Instrument:
     title: ClassVar[str]
     needs_model: ClassVar[bool] = True  # False: runs on record files (episodes, judge labels)
     default_limit: ClassVar[Optional[int]] = None  # items asked when --limit is not given (None: the whole bank)
+    limit_flag: ClassVar[str] = "--limit"  # the flag that sets ``limit`` (named in the note when it passes the bank)
     source: ClassVar[Optional[ItemSource]] = None  # where `items` draws from (None: the instrument overrides `items`)
     flags: ClassVar[tuple[Flag, ...]] = ()  # its own flags; `add_arguments` and `options` are derived from them
     backends: ClassVar[tuple[str, ...]] = LOCAL_BACKENDS  # local backends it can load

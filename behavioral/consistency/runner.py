@@ -268,10 +268,16 @@ class Consistency(Instrument):
         ),
     )
 
+    limit_flag = "--items"
+
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """``--items`` (this instrument's name for ``--limit``), then the declared flags."""
         parser.add_argument(
-            "--items", dest="limit", type=positive_int, default=None, help="items drawn from the bank (default 30)"
+            self.limit_flag,
+            dest="limit",
+            type=positive_int,
+            default=None,
+            help="items drawn from the bank (default 30)",
         )
         super().add_arguments(parser)
 

@@ -24,12 +24,17 @@ from liedar.behavioral.runners.menus import (
     run_menu_study,
 )
 from liedar.behavioral.runners.menus_pool import run_menu_study_pooled
-from liedar.core._util.argtypes import comma_list, nonnegative_float, open_unit_interval, positive_int
+from liedar.core._util.argtypes import comma_list, int_up_to, nonnegative_float, open_unit_interval, worker_count
 from liedar.core.errors import InputError
 from liedar.core.results import Section
 from liedar.core.rows import add_measure, default_interval
 from liedar.core.stats import DEFAULT_INTERVAL, proportion
 from liedar.models.backend import Backend
+
+# a menu's K samples give its choice rates; past 10,000 their intervals are already narrower than
+# the tests' differences, so more only takes time (the default is 20)
+MAX_SAMPLES = 10_000
+MAX_BOOTSTRAP = 100_000  # the RUM p-value's draws (default 199): p to five decimals
 
 
 class MenuStudy(Instrument):
@@ -52,7 +57,11 @@ class MenuStudy(Instrument):
             default="deterministic",
             choices=MODES,
         ),
-        Flag("--samples", "K, samples per menu in stochastic mode (default 20)", type=positive_int),
+        Flag(
+            "--samples",
+            "K, samples per menu in stochastic mode (default 20)",
+            type=int_up_to(MAX_SAMPLES, "more samples per menu than the study's rates can use"),
+        ),
         Flag("--temperature", "sampling temperature, stochastic and exact modes (0.7)", type=nonnegative_float),
         Flag("--scenarios", "comma-separated scenario keys (all)", type=comma_list),
         Flag("--tiers", "comma-separated tiers: clear,binary,ambiguous,adversarial", type=comma_list),
@@ -62,7 +71,12 @@ class MenuStudy(Instrument):
             type=comma_list,
         ),
         Flag("--alpha", "level of the RUM test, stochastic mode (0.05)", type=open_unit_interval),
-        Flag("--bootstrap", "bootstrap draws for the RUM p-value (199)", key="rum_bootstrap", type=positive_int),
+        Flag(
+            "--bootstrap",
+            "bootstrap draws for the RUM p-value (199)",
+            key="rum_bootstrap",
+            type=int_up_to(MAX_BOOTSTRAP, "more draws than a p-value to five decimals needs"),
+        ),
         Flag(
             "--order",
             "letter the options in a seeded random order per menu (default), or always mild -> drastic",
@@ -73,7 +87,7 @@ class MenuStudy(Instrument):
             "--workers",
             "one-thread worker processes, each loading the local model once (default 1: this process)",
             default=1,
-            type=positive_int,
+            type=worker_count,
         ),
     )
 

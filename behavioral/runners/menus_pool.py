@@ -172,7 +172,7 @@ def _pooled(piece, args, jobs, settings, workers, desc, progress) -> Iterator[An
     """Each job as one piece on the pool, longest first; the pieces' results as they end."""
     from liedar.core._util.progress import progress as step_progress
 
-    with WorkerPool(workers) as pool:
+    with WorkerPool(workers, pieces=len(jobs)) as pool:
         futures = [pool.submit(piece, *args, [job], settings) for job in _longest_first(jobs)]
         for future in step_progress(as_completed(futures), total=len(futures), desc=desc, disable=not progress):
             yield future.result()

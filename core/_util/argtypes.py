@@ -13,6 +13,9 @@ import argparse
 import math
 import os
 from pathlib import Path
+from typing import Callable
+
+from liedar.core._util.workers import max_workers
 
 _SYSTEM_TREES = ("/proc", "/sys", "/dev")
 
@@ -25,6 +28,41 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is below 1; give a whole number of at least 1")
     return value
+
+
+def int_up_to(most: int, why: str) -> "Callable[[str], int]":
+    """A whole number in 1..``most``; above it, refused naming the bound and ``why`` it is one.
+
+    Why a bound: a count far above what the work can use (a billion samples per menu, 10**12
+    bootstrap draws) runs past any deadline without a word; refused while parsing, it costs
+    nothing. ``why`` completes "give at most N: ...".
+
+    Parameters
+    ----------
+    most : int
+        The largest value taken.
+    why : str
+        Why nothing above it helps, e.g. ``"more samples per menu than a study can use"``.
+
+    Returns
+    -------
+    callable
+        An argparse ``type=``.
+    """
+
+    def parse(text: str) -> int:
+        value = positive_int(text)
+        if value > most:
+            raise argparse.ArgumentTypeError(f"{value} is above {most:,}, {why}; give at most {most:,}")
+        return value
+
+    return parse
+
+
+def worker_count(text: str) -> int:
+    """``--workers``: 1 .. twice this machine's cores (each worker is a one-thread process)."""
+    most = max_workers()
+    return int_up_to(most, f"twice this machine's {os.cpu_count() or 1} cores (each worker is one process)")(text)
 
 
 def nonnegative_int(text: str) -> int:

@@ -21,6 +21,12 @@ def default_workers() -> int:
     return 2 if (os.cpu_count() or 1) >= 2 else 1
 
 
+def max_workers() -> int:
+    """The most worker processes any pool starts: twice this machine's cores (a one-thread
+    process per core is the design; twice leaves room for one waiting on its disk)."""
+    return 2 * (os.cpu_count() or 1)
+
+
 def _init_worker() -> None:
     import torch
 
@@ -31,10 +37,15 @@ class WorkerPool:
     """``workers`` one-thread processes, started on the first piece that needs one and kept
     for the rest of the run, so every piece after the first reuses a worker's loaded model (a
     start costs an interpreter, torch and a model load). A run with nothing left to
-    compute starts none. Use as a context manager: the processes end with the block."""
+    compute starts none. Use as a context manager: the processes end with the block.
 
-    def __init__(self, workers: int) -> None:
-        self.workers = workers
+    It never starts more than `max_workers` processes, nor more than ``pieces`` (the
+    independent pieces the caller has, e.g. the models of an audit) when it is given: a worker
+    with nothing to do would cost a start for nothing.
+    """
+
+    def __init__(self, workers: int, pieces: Optional[int] = None) -> None:
+        self.workers = max(1, min(workers, max_workers(), workers if pieces is None else pieces))
         self._executor: Optional[ProcessPoolExecutor] = None
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future:

@@ -393,7 +393,7 @@ def audit(config: AuditConfig, say: Callable[[str], None] = print) -> tuple[dict
                 targets[m.name] = _card_target(ids[m.name], folder_m, cards[m.name])
         order = sorted(targets.values(), key=lambda t: t.label)
         say(f"auditing {len(order)} models blind ({', '.join(t.label for t in order)}) against the reference")
-        with WorkerPool(config.workers) as pool:
+        with WorkerPool(config.workers, pieces=len(order)) as pool:
             ev = gather(
                 [reference] + order, sizes, config.seed, folder, loaded, say, config.progress, rule, [reference], pool
             )
@@ -423,7 +423,7 @@ def audit(config: AuditConfig, say: Callable[[str], None] = print) -> tuple[dict
         given = resolve_target(config.reference, label=config.reference) if config.reference else None
         targets_l = [resolve_target(m) for m in config.models]
         refs = [_reference_for(t, given) for t in targets_l]
-        with WorkerPool(config.workers) as pool:
+        with WorkerPool(config.workers, pieces=len(targets_l)) as pool:
             ev = gather(refs + targets_l, sizes, config.seed, folder, loaded, say, config.progress, rule, refs, pool)
         results["models"] = [_verdict_entry(t, r, ev, rule) for t, r in zip(targets_l, refs)]
     results["seconds"] = round(time.perf_counter() - t_start, 1)

@@ -31,6 +31,7 @@ from liedar.core._util.argtypes import (  # noqa: F401  (the shared value types,
     output_dir,
     output_file,
     positive_int,
+    worker_count,
 )
 from liedar.core.errors import InputError
 
@@ -149,7 +150,7 @@ def add_workers_argument(p: argparse.ArgumentParser) -> None:
     resolved when the command runs."""
     p.add_argument(
         "--workers",
-        type=positive_int,
+        type=worker_count,
         default=None,
         metavar="N",
         help="processes the models run on, one thread each "

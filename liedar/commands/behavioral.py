@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     items = inst.items(limit=limit, seed=args.seed, **options)
     if limit is not None and len(items) < limit:
         # a limit past the bank's size means "all of it": said, so a run is not read as N items
-        print(f"liedar: note: the limit {limit} is more than the {len(items)} items the bank holds; "
+        print(f"liedar: note: {inst.limit_flag} {limit} capped at {len(items)}, the items the bank holds: "
               f"asking all {len(items)}", file=sys.stderr)  # fmt: skip
     backend: Optional[Backend] = None
     meta: dict[str, Any] = {"instrument": inst.name}

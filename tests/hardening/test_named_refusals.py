@@ -104,11 +104,15 @@ def test_one_class_labels_are_named_as_plain_numbers():
     assert "(0)" in str(err.value) and "np." not in str(err.value)
 
 
-def test_a_limit_past_the_bank_is_said_to_mean_all_of_it(workdir, no_model, capsys):
+@pytest.mark.parametrize(
+    ("instrument", "flag"), [("gap", "--limit"), ("contamination", "--limit"), ("consistency", "--items")]
+)
+def test_a_limit_past_the_bank_is_capped_to_it_with_a_note(instrument, flag, workdir, no_model, capsys):
     with pytest.raises(ModelLoaded):  # the note comes before the model would load
-        main(["behavioral", "gap", "--limit", "1000000000"])
-    err = capsys.readouterr().err
-    assert "the limit 1000000000 is more than the" in err and "asking all" in err
+        main(["behavioral", instrument, flag, "1000000000"])
+    notes = capsys.readouterr().err.strip().splitlines()
+    assert len(notes) == 1 and notes[0].startswith(f"liedar: note: {flag} 1000000000 capped at "), notes
+    assert "the items the bank holds: asking all" in notes[0]
 
 
 def test_a_missing_step_file_keeps_its_row_with_the_reason(workdir, capsys):
