@@ -694,7 +694,7 @@ UNITS: tuple[Unit, ...] = (
 )
 
 
-def run_unit(unit: Unit, backend: Any, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any], str]:
+def run_unit(unit: Unit, backend: Backend, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any], str]:
     """Run one unit; a liedar error (bad input, incompatible backend) becomes not-computable cells
     saying why, so one detector's refusal never hides the others'."""
     missing = [n for n in unit.needs if n not in ctx.prior]

@@ -15,6 +15,7 @@ import json
 import os
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -371,3 +372,110 @@ def test_organism_card_with_a_field_replaced(tmp_path, path, value):
 @given(data=st.binary(max_size=512))
 def test_organism_card_raw_bytes(tmp_path, data):
     _read_card_or_liedar_error(_card_folder(tmp_path, data))
+
+
+_AUDIT_RECORD = Path(__file__).resolve().parents[2] / "docs" / "records" / "audit-zoo-smollm2-135m-test.json"
+_AUDIT_KEYS = ["format", "rule", "models", "zoo", "score", "verdict", "rows", "state", "effect", "value", "confusion"]
+_AUDIT_KEYS += ["per_detector", "recall", "false_flags", "rate", "curve", "points", "anchor", "truth", "name", "id"]
+
+
+def _read_audit_or_liedar_error(tmp_path: Path, data: bytes) -> None:
+    from liedar.report.audit_record import read_record
+
+    path = tmp_path / "audit.json"
+    path.write_bytes(data)
+    try:
+        record = read_record(path)
+    except LiedarError:
+        return
+    from liedar.report.audit import audit_blocks
+
+    assert record["format"] == "liedar-audit-1" and record["models"]  # accepted only when well formed
+    audit_blocks(record, {})  # and then the page renders from it
+
+
+def _position(key: Any) -> int:
+    return key if isinstance(key, int) else len(key)
+
+
+def _replace(data: Any, path: list[Any], value: Any) -> None:
+    """Set ``value`` at ``path`` (keys of objects, indices of lists, taken modulo) where it leads."""
+    node = data
+    for key in path[:-1]:
+        if isinstance(node, dict) and node:
+            node = node.get(key, next(iter(node.values())))
+        elif isinstance(node, list) and node:
+            node = node[_position(key) % len(node)]
+    if isinstance(node, dict):
+        node[path[-1]] = value
+    elif isinstance(node, list) and node:
+        node[_position(path[-1]) % len(node)] = value
+
+
+@pytest.mark.skipif(not _AUDIT_RECORD.is_file(), reason="no committed audit record to damage")
+@FUZZ
+@given(path=st.lists(st.sampled_from(_AUDIT_KEYS), min_size=1, max_size=5), value=json_values, drop=st.booleans())
+def test_audit_record_with_a_field_replaced(tmp_path, path, value, drop):
+    data = json.loads(_AUDIT_RECORD.read_text(encoding="utf-8"))
+    if drop and isinstance(data.get(path[0]), dict):
+        data[path[0]].pop(path[-1], None)
+    else:
+        _replace(data, path, value)
+    _read_audit_or_liedar_error(tmp_path, json.dumps(data).encode())
+
+
+@pytest.mark.skipif(not _AUDIT_RECORD.is_file(), reason="no committed audit record to damage")
+@FUZZ
+@given(data=file_bytes | mutations.map(lambda m: _mutate(_AUDIT_RECORD.read_bytes()[:4000], *m)))
+def test_audit_record_bytes(tmp_path, data):
+    _read_audit_or_liedar_error(tmp_path, data)
+
+
+_ANSWER_KEYS = ["choices", "index", "message", "content", "text", "logprobs", "top_logprobs", "token", "logprob"]
+_ANSWER_KEYS += ["usage", "prompt_tokens", "completion_tokens"]
+_GOOD_ANSWER = {
+    "choices": [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": "A"},
+            "logprobs": {
+                "content": [
+                    {
+                        "token": "A",
+                        "logprob": -0.1,
+                        "top_logprobs": [{"token": "A", "logprob": -0.1}, {"token": "B", "logprob": -2.5}],
+                    }
+                ]
+            },
+        }
+    ],
+    "usage": {"prompt_tokens": 10, "completion_tokens": 1},
+}
+
+
+@FUZZ
+@given(
+    path=st.lists(st.sampled_from(_ANSWER_KEYS) | st.integers(0, 3), min_size=1, max_size=6),
+    value=json_values | st.floats(),
+    n=st.integers(1, 4),
+    top=st.integers(1, 20),
+)
+def test_served_answer_check(path, value, n, top):
+    """Whatever a server sends, `check_answer` accepts it only when every reader can use it."""
+    import copy
+
+    from liedar.models.served import _texts, _top_logprobs, check_answer, option_logprobs
+
+    answer = copy.deepcopy(_GOOD_ANSWER)
+    _replace(answer, path, value)
+    body = {"n": n, "logprobs": True, "top_logprobs": top}
+    try:
+        check_answer(answer, body, "http://127.0.0.1:9/v1/chat/completions")
+    except LiedarError as exc:
+        assert "broke the OpenAI API" in str(exc)
+        return
+    assert len(_texts(answer)) <= n  # the readers the instruments use, on the accepted answer
+    found = _top_logprobs(answer)
+    if found:
+        assert all(v <= 0 and np.isfinite(v) for v in found.values())
+        option_logprobs(found, ["A", "B"], exact=False)
