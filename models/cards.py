@@ -257,7 +257,23 @@ def shipped_cards(root: Optional[Path] = None) -> list[OrganismCard]:
     root = root or zoo_root()
     if root is None or not Path(root).is_dir():
         return []
-    return [read_card(p.parent) for p in sorted(Path(root).glob(f"*/*/{CARD_FILE}"))]
+    return [_placed_card(p) for p in sorted(Path(root).glob(f"*/*/{CARD_FILE}"))]
+
+
+def _placed_card(path: Path) -> OrganismCard:
+    """The card at ``<root>/<base>/<name>/card.json``, refused when it names another base.
+
+    Why: the zoo's folders say which base model a card ships for; a card moved under another
+    base's folder would be listed there as shipped, or verified against the wrong model.
+    """
+    card = read_card(path.parent)
+    base_dir = path.parent.parent
+    if Path(card.base_name).name != base_dir.name:  # a base given by its path ships under its folder's name
+        raise IncompatibleError(
+            f"{path} is a card for {card.base_name} but sits under {base_dir}/: move its folder to "
+            f"{base_dir.parent / Path(card.base_name).name}/ (or restore the zoo from the repository)"
+        )
+    return card
 
 
 def find_shipped(base_fingerprint: str, name: str, root: Optional[Path] = None) -> Optional[OrganismCard]:
@@ -266,7 +282,7 @@ def find_shipped(base_fingerprint: str, name: str, root: Optional[Path] = None) 
     if root is None:
         return None
     for path in sorted(Path(root).glob(f"*/{name}/{CARD_FILE}")):
-        card = read_card(path.parent)
+        card = _placed_card(path)
         if card.base_fingerprint == base_fingerprint:
             return card
     return None

@@ -219,10 +219,11 @@ def _list(args) -> int:
     import functools
 
     from liedar.models import load
-    from liedar.models.cards import find_shipped
+    from liedar.models.cards import find_shipped, shipped_cards
     from liedar.organisms import ORGANISMS, built
     from liedar.organisms.build import model_fingerprint
 
+    shipped_cards()  # every card in the zoo read, and in its base's folder, before a row is listed
     fingerprint = model_fingerprint(args.model)
     have = {o.name: o for o in built(args.model)}
     # loaded only if a recipe needs it for its hash (its targets are the base model's own answers)
