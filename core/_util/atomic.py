@@ -245,6 +245,30 @@ def _umask_modes(folder: Path) -> None:
     os.chmod(folder, dir_mode)
 
 
+def check_inside(folder: PathLike, *subfolders: str) -> None:
+    """Refuse (one line) an output subfolder that is a link leading out of ``folder``.
+
+    Why: a page's ``figures/`` that is a symlink to elsewhere would have its files written
+    there, outside the output folder the user named. ``folder`` itself may be a link (it is
+    followed, as users expect); only what lies inside it must stay inside it.
+
+    Raises
+    ------
+    InputError
+        When ``folder/sub`` resolves outside ``folder``.
+    """
+    from liedar.core.errors import InputError
+
+    root = Path(folder).resolve()
+    for sub in subfolders:
+        where = (Path(folder) / sub).resolve()
+        if where != root and root not in where.parents:
+            raise InputError(
+                f"{Path(folder) / sub} is a link to {where}, outside the output folder {folder}: remove the link "
+                "or choose another --output"
+            )
+
+
 def write_bytes_atomic(path: PathLike, data: bytes) -> None:
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)

@@ -231,11 +231,12 @@ def audit_figures(results: dict[str, Any]) -> dict[str, bytes]:
 def write_audit_page(results: dict[str, Any], out_dir: Path) -> dict[str, Path]:
     """The Audit section on a page of its own: ``index.html`` (figures embedded), ``report.md``
     and ``figures/``, written atomically. Returns {"html", "markdown"} -> path."""
-    from liedar.core._util.atomic import write_bytes_atomic
+    from liedar.core._util.atomic import check_inside, write_bytes_atomic
     from liedar.report.page_html import render_html
     from liedar.report.page_markdown import render_markdown
 
     out_dir = Path(out_dir)
+    check_inside(out_dir, "figures", "index.html", "report.md")
     figs = audit_figures(results)
     keyed = {figure_file(k): png for k, png in figs.items()}
     blocks = audit_blocks(results, figs)

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
-from liedar.core._util.atomic import write_bytes_atomic, write_json_atomic
+from liedar.core._util.atomic import check_inside, write_bytes_atomic, write_json_atomic
 from liedar.core.results import Report
 from liedar.report.document import figure_filename, model_label, report_blocks, report_figure_filename
 from liedar.report.figures import all_figures, report_figures
@@ -25,6 +25,7 @@ def write_report(report: Report, out_dir: Path, audit: Optional[dict[str, Any]] 
     """Render all outputs into ``out_dir``; returns {"html", "markdown", "json"} -> path.
     ``audit`` (an audit's results JSON) adds the Audit section after the validation section."""
     out_dir = Path(out_dir)
+    check_inside(out_dir, FIGURES_DIR, "index.html", "report.md", "report.json")
     data = report.to_dict()
     validate_report(data)
     names = [model_label(mr) for mr in report.models]
