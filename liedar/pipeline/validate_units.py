@@ -14,11 +14,12 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, cast
 
 from liedar import __version__
 from liedar.core._util.atomic import write_json_atomic
 from liedar.core.results import SCHEMA_VERSION
+from liedar.models.backend import Backend
 from liedar.models.scoring import ScoringEngine
 from liedar.pipeline.validate_detectors import (
     DETECTORS,
@@ -146,7 +147,8 @@ def run_model(
             shared = ScoringEngine(asked)
         t0 = time.perf_counter()
         say(f"  {spec.name}: {u.name} ...")
-        cells, raw, status = run_unit(u, backend if u.bare else shared, ctx)
+        # the engine stands in for its backend: every attribute but score_options is the backend's own
+        cells, raw, status = run_unit(u, backend if u.bare else cast(Backend, shared), ctx)
         seconds = time.perf_counter() - t0
         if status == "ok":
             ctx.prior[u.name] = raw
