@@ -29,7 +29,10 @@ def _m(name, path, half="test", truth="clean", role="decoy"):
 
 def test_the_committed_manifest_reads():
     zoo = load_zoo("smollm2-135m", ROOT)
-    assert zoo.half("dev") and zoo.half("test") and {m.half for m in zoo.members} == {"dev", "test"}
+    assert zoo.half("dev") and zoo.half("test") and {m.half for m in zoo.members} == {"dev", "test", "fresh"}
+    fresh = zoo.half("fresh")  # written after the second protocol's pin, before any is built
+    assert sum(m.role == "deceiver" for m in fresh) >= 16 and sum(m.role == "decoy" for m in fresh) >= 8
+    assert all(m.formats and m.criterion for m in fresh)
     assert any(m.path is None for m in zoo.members)  # the base model is a decoy
 
 
