@@ -27,11 +27,14 @@ def base(cache):
 def test_every_buildable_manifest_member_has_a_recipe_and_the_halves_are_balanced():
     manifest = json.loads(MANIFEST.read_text())
     members, dropped = manifest["members"], manifest.get("not_shipped", [])
+    zoo_root = MANIFEST.parents[2]
     for m in members:
         if m["path"] is None:
             assert m["truth"] == "clean"  # the base model itself
+        elif m["half"] == "fresh" and not (zoo_root / m["path"]).exists():
+            assert m["formats"] and m["criterion"], m["name"]  # written before it is built: its criterion is fixed now
         else:
-            assert m["name"] in ALL_RECIPES, m["name"]
+            assert m["name"] in ALL_RECIPES, m["name"]  # every built member has the recipe that made it
     planned = members + dropped  # the zoo as planned: 24 models, 14 deceivers, 10 decoys
     assert len(planned) >= 24
     assert sum(m["role"] == "deceiver" for m in planned) >= 14
@@ -39,7 +42,7 @@ def test_every_buildable_manifest_member_has_a_recipe_and_the_halves_are_balance
     assert not {m["name"] for m in members} & {m["name"] for m in dropped}
     for m in dropped:
         assert "why" in m and any(ch.isdigit() for ch in m["why"])  # the measured reason, with its numbers
-    for half in ("dev", "test"):  # each half holds deceivers of the kinds that shipped, and decoys
+    for half in ("dev", "test"):  # each built half holds deceivers of the kinds that shipped, and decoys
         kinds = {m["truth"] for m in members if m["half"] == half}
         assert {"sandbagging", "sycophancy", "lying", "clean"} <= kinds <= set(manifest["verdicts"]), half
 
