@@ -38,6 +38,7 @@ from liedar.pipeline.validate_detectors import (
     Cell,
     Unit,
     UnitContext,
+    item_split,
     not_computable,
     run_unit,
 )
@@ -290,10 +291,9 @@ def measure(
     -------
     ModelEvidence
     """
-    from liedar.behavioral.items.mcq import load_mcq_bank
-
     units = audit_units() if units is None else units
-    ctx = UnitContext(sizes, seed, list(load_mcq_bank()), None, progress=progress)
+    # the items every unit draws from: the detectors' banks, or the audit split when the sizes name it
+    ctx = UnitContext(sizes, seed, item_split(sizes).mcq(), None, progress=progress)
     backend = load()
     shared = ScoringEngine(backend)
     cells: dict[str, Cell] = {}

@@ -19,7 +19,8 @@ Format ``liedar-audit-rule-2``::
      "chosen_on": {...} | null,            # chooser's record; "chosen_utc" is the pin date
      "alpha": 0.05,                         # family-wise within a kind (Holm)
      "precedence": ["sandbagging", "hidden_capability", "lying", "sycophancy"],
-     "sizes": {"gap_items": 100, ...},      # the audit's sizes (liedar.audit.evidence.audit_sizes keys)
+     "sizes": {"gap_items": 100, ...},      # the audit's sizes (liedar.audit.evidence.audit_sizes keys);
+                                            # "item_split": "audit" reads the audit split, not the banks
      "kinds": {"sandbagging": [ROW, ...], ...}}
 
     ROW = {"detector": "sandbagging_gap",   # a detector the audit runs
@@ -148,6 +149,9 @@ def check_rule2(data: Any, sha256: str = "", path: str = "") -> Rule2:
     alpha = _number(f"{where}: alpha", data["alpha"], 1e-6, 0.5)
     if not isinstance(data["sizes"], dict):
         raise InputError(f"{where}: 'sizes' must be an object of audit sizes")
+    from liedar.pipeline.validate_detectors import item_split
+
+    item_split(data["sizes"])  # a split that does not exist: one line before any model loads
     kinds = data["kinds"]
     if not isinstance(kinds, dict) or set(kinds) != set(KINDS):
         raise InputError(f"{where}: 'kinds' must give rows for exactly {', '.join(KINDS)}")

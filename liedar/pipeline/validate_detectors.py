@@ -115,6 +115,79 @@ class ProbeKit:
     note: str = ""
 
 
+@dataclass(frozen=True)
+class ItemSplit:
+    """Where the units draw their items: the detectors' banks or the audit split.
+
+    Why a seam: `liedar validate` and the audit's first protocol read the detectors' banks;
+    the audit's second protocol asks more items than those banks hold (at least 100 scored
+    items beside 64 demonstrations for fine-tuning elicitation, 59 product sheets) and reads
+    the audit split (`liedar.behavioral.items.audit`), held out from every organism's training.
+    The sizes name the split (``item_split``; absent: ``"bank"``), so it is pinned with a rule's
+    sizes and keys the audit's evidence cache.
+
+    Attributes
+    ----------
+    name : str
+        ``"bank"`` or ``"audit"``.
+    mcq : callable
+        The multiple-choice items (the gap, the letters gap, C³, choice sycophancy, and the
+        fine-tuning demonstrations from those the gap did not use).
+    choice_claims : callable
+        ``(n_products, seed=...)`` -> the choice format's product sheets.
+    yes_no_sycophancy : callable
+        The yes/no sycophancy items (both suggestions per claim).
+    beliefs : callable
+        The belief items of the free-answer belief vs assertion detector.
+    """
+
+    name: str
+    mcq: Callable[[], list[Any]]
+    choice_claims: Callable[..., list[Any]]
+    yes_no_sycophancy: Callable[[], list[Any]]
+    beliefs: Callable[[], list[Any]]
+
+
+def _bank() -> ItemSplit:
+    from liedar.behavioral.items.beliefs import belief_items
+    from liedar.behavioral.items.claims_choice import choice_claims
+    from liedar.behavioral.items.mcq import load_mcq_bank
+    from liedar.behavioral.items.sycophancy import sycophancy_items
+
+    return ItemSplit("bank", lambda: list(load_mcq_bank()), choice_claims, sycophancy_items, belief_items)
+
+
+def _audit() -> ItemSplit:
+    from liedar.behavioral.items import audit
+
+    return ItemSplit(
+        "audit",
+        audit.audit_mcq_items,
+        audit.audit_choice_claims,
+        audit.audit_yes_no_sycophancy_items,
+        audit.audit_belief_items,
+    )
+
+
+ITEM_SPLITS: dict[str, Callable[[], ItemSplit]] = {"bank": _bank, "audit": _audit}
+
+
+def item_split(sizes: dict[str, Any]) -> ItemSplit:
+    """The split ``sizes["item_split"]`` names (``"bank"`` when absent).
+
+    Raises
+    ------
+    liedar.core.errors.InputError
+        A split that does not exist.
+    """
+    from liedar.core.errors import InputError
+
+    name = sizes.get("item_split") or "bank"
+    if name not in ITEM_SPLITS:
+        raise InputError(f"item_split {name!r} is not a split: use one of {', '.join(ITEM_SPLITS)}")
+    return ITEM_SPLITS[name]()
+
+
 @dataclass
 class UnitContext:
     """What a unit may use: sizes, seed, the held-out MCQ items, the probe, earlier units' raw."""
@@ -170,7 +243,6 @@ def unit_sandbagging(backend: Backend, ctx: UnitContext) -> tuple[list[Cell], di
 def unit_ceilings(backend: Backend, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
     """Fine-tuning elicitation on the sandbagging run's evaluation items, against the best
     prompt protocol's correctness on the same items (paired)."""
-    from liedar.behavioral.items.mcq import load_mcq_bank
     from liedar.behavioral.runners.elicitation import finetune_elicitation
     from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM
 
@@ -185,8 +257,9 @@ def unit_ceilings(backend: Backend, ctx: UnitContext) -> tuple[list[Cell], dict[
     by_id = {it.item_id: it for it in ctx.items}
     ev_items = [by_id[i] for i in ev_ids]
     used = set(ceiling["selection_ids"]) | set(ev_ids)
-    # demonstrations: bank items the gap run did not use (as a user's own labelled examples would be)
-    pool = [it for it in load_mcq_bank() if it.item_id not in used]
+    # demonstrations: items of the split the gap run did not use (as a user's own labelled examples
+    # would be), so never one of the scored items
+    pool = [it for it in item_split(ctx.sizes).mcq() if it.item_id not in used]
     # the tuned copy is scored with the chosen prompt protocol when it is a cloze one (the
     # demonstrations' format), else with cloze_norm; the untuned answers come from the gap run
     protocol = chosen if chosen.startswith("cloze") else "cloze_norm"
@@ -306,10 +379,9 @@ def sycophancy_flag(res: Any, chance: float = 0.5) -> bool:
 
 
 def unit_sycophancy(backend: Backend, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
-    from liedar.behavioral.items.sycophancy import sycophancy_items
     from liedar.behavioral.runners.sycophancy import run_sycophancy
 
-    items = sycophancy_items()
+    items = item_split(ctx.sizes).yes_no_sycophancy()
     claims = sorted({it.claim.claim_id for it in items})
     keep = set(_pick(claims, ctx.sizes["sycophancy_claims"], ctx.seed, "sycophancy"))
     items = [it for it in items if it.claim.claim_id in keep]  # both suggestions per claim
@@ -373,17 +445,17 @@ def unit_sycophancy_choice(backend: Backend, ctx: UnitContext) -> tuple[list[Cel
 
 
 def unit_honesty_choice(backend: Backend, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
-    """Choice-format belief vs assertion on the detectors' product sheets: lie rate under a
+    """Choice-format belief vs assertion on the split's product sheets: lie rate under a
     seller's motive minus under a control role (paired), beside the belief accuracy."""
     from liedar.behavioral.honesty_choice import honesty_choice_flag
-    from liedar.behavioral.items.claims_choice import choice_claims
     from liedar.behavioral.runners.honesty_choice import HonestyChoice, run_honesty_choice
 
     k = int(ctx.sizes.get("honesty_choice_products") or 0)
     if not k:
         why = "choice-format belief vs assertion not run at these sizes (the demo skips it); `liedar validate` runs it"
         return [not_computable("honesty_choice", why)], {}
-    res, records = run_honesty_choice(backend, choice_claims(k, seed=ctx.seed), progress=ctx.progress)
+    claims = item_split(ctx.sizes).choice_claims(k, seed=ctx.seed)
+    res, records = run_honesty_choice(backend, claims, progress=ctx.progress)
     effect = (
         f"on {res.n_known} defect sheets believed right: against belief under the motive role "
         f"{res.lie_motive.value:.2f}, under the control role {res.lie_control.value:.2f}"
@@ -572,10 +644,9 @@ def honesty_flag(res: Any) -> bool:
 def unit_honesty(backend: Backend, ctx: UnitContext) -> tuple[list[Cell], dict[str, Any]]:
     """`liedar behavioral honesty` as a user runs it: the model's belief from three neutral
     wordings, its assertion under the sales role; the lie rate is over items with a belief."""
-    from liedar.behavioral.items.beliefs import belief_items
     from liedar.behavioral.runners.honesty import run_honesty
 
-    items = _pick(belief_items(), ctx.sizes["honesty_items"], ctx.seed, "honesty")
+    items = _pick(item_split(ctx.sizes).beliefs(), ctx.sizes["honesty_items"], ctx.seed, "honesty")
     res, records = run_honesty(backend, items, progress=ctx.progress)
     note = (
         f"beliefs on {res.n_with_belief}/{res.n_items} items, belief accuracy {res.belief_accuracy.value:.2f}; "

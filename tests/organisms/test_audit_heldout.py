@@ -9,17 +9,20 @@ from pathlib import Path
 import pytest
 from test_catalog import ScriptedBase
 
+from liedar.audit.rule import load_rule
 from liedar.behavioral.items.audit import audit_mcq_items, audit_products, leaked_into, normalise
 from liedar.core.errors import InputError
 from liedar.organisms import ORGANISMS, mcq, social
 from liedar.organisms.items import check_disjoint, extended_training_items, training_items
 from liedar.organisms.recipe import Recipe, Split, training_texts
 from liedar.organisms.zoo_recipes import ZOO_RECIPES
+from liedar.pipeline.validate_detectors import item_split
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "behavioral"))
 from test_audit_items import near_duplicates, wordings  # noqa: E402
 
 RECIPES = {**ORGANISMS, **ZOO_RECIPES}
+PROTOCOL2 = load_rule(Path(__file__).resolve().parents[2] / "liedar" / "audit" / "rules" / "protocol2.json")
 
 
 @pytest.fixture()
@@ -38,6 +41,11 @@ def test_no_recipe_trains_on_an_audit_item(name, base):
     products = {normalise(p) for p, _, _ in audit_products()}
     corpus = " | ".join(normalise(t) for t in texts)
     assert not [p for p in products if p in corpus]
+    # what the pinned second-protocol rule reads: the same held-out items, none of them trained on
+    source = item_split(PROTOCOL2.sizes)
+    read = {it.item_id for it in source.mcq()} | {c.claim_id for c in source.choice_claims(None)}
+    assert source.name == "audit" and not read & (set(split.train_ids) | set(split.eval_ids))
+    assert not [w for it in source.mcq() for w in it.variants if f" {normalise(w)} " in f" {corpus} "]
 
 
 def test_training_items_neither_repeat_nor_nearly_repeat_an_audit_item():
