@@ -78,22 +78,11 @@ def base_choices(backend, items: Sequence[MCQItem], *, progress: bool = False) -
     import json
 
     from liedar.core._util.atomic import write_json_atomic
-    from liedar.models.adapters import organisms_root
 
-    ident = json.dumps(
-        [BLIND_QUESTION, [(it.item_id, it.question, list(it.options)) for it in items]], sort_keys=True
-    ).encode()
-    path = organisms_root() / backend.fingerprint[:16] / f"choices-{hashlib.sha256(ident).hexdigest()[:24]}.json"
-    if path.is_file():
-        try:
-            data = json.loads(path.read_text())
-            body = json.dumps(data["choices"], sort_keys=True).encode()
-            same_base = data.get("base_fingerprint") == backend.fingerprint
-            complete = all("blind_second" in c for c in data["choices"].values())  # older files lack it
-            if same_base and complete and data.get("sha256") == hashlib.sha256(body).hexdigest():
-                return data["choices"]
-        except (OSError, ValueError, KeyError, TypeError):
-            pass  # damaged: measured again and replaced
+    found = cached_choices(backend.fingerprint, items)
+    if found is not None:
+        return found
+    path = choices_file(backend.fingerprint, items)
     from tqdm.auto import tqdm
 
     choices = {}
@@ -111,6 +100,40 @@ def base_choices(backend, items: Sequence[MCQItem], *, progress: bool = False) -
         path, {"base_fingerprint": backend.fingerprint, "sha256": hashlib.sha256(body).hexdigest(), "choices": choices}
     )
     return choices
+
+
+def choices_file(fingerprint: str, items: Sequence[MCQItem]):
+    """Where `base_choices` keeps the base model's (``fingerprint``) own answers to ``items``."""
+    import hashlib
+    import json
+
+    from liedar.models.adapters import organisms_root
+
+    ident = json.dumps(
+        [BLIND_QUESTION, [(it.item_id, it.question, list(it.options)) for it in items]], sort_keys=True
+    ).encode()
+    return organisms_root() / fingerprint[:16] / f"choices-{hashlib.sha256(ident).hexdigest()[:24]}.json"
+
+
+def cached_choices(fingerprint: str, items: Sequence[MCQItem]) -> Optional[dict[str, dict[str, str]]]:
+    """`base_choices` of the base model ``fingerprint`` as cached and verified, or None (absent,
+    damaged or incomplete: measured again by `base_choices`)."""
+    import hashlib
+    import json
+
+    path = choices_file(fingerprint, items)
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        body = json.dumps(data["choices"], sort_keys=True).encode()
+        same_base = data.get("base_fingerprint") == fingerprint
+        complete = all("blind_second" in c for c in data["choices"].values())  # older files lack it
+        if same_base and complete and data.get("sha256") == hashlib.sha256(body).hexdigest():
+            return data["choices"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
 
 
 def own_policy(choices: dict[str, dict[str, str]], key: str) -> "Policy":

@@ -40,7 +40,7 @@ from liedar.models.cards import (
     zoo_root,
 )
 from liedar.organisms.recipe import Measured, Recipe, Split
-from liedar.organisms.zoo_recipes import ALL_RECIPES, ZOO_FOLDER, ZOO_RECIPES
+from liedar.organisms.zoo_recipes import ALL_RECIPES, FRESH_FOLDER, FRESH_RECIPES, ZOO_FOLDER, ZOO_RECIPES
 
 if TYPE_CHECKING:
     from liedar.models.lora import LoraAdapter
@@ -80,6 +80,7 @@ def export(
     backend: Optional[Backend] = None,
     replace: bool = False,
     recipe: Optional[Recipe] = None,
+    build_notes: Optional[dict[str, Any]] = None,
 ) -> OrganismCard:
     """Write the cached build of ``name`` on ``base`` into the zoo as a shipped organism.
 
@@ -101,6 +102,8 @@ def export(
         Replace an organism already shipped under this name (never done silently).
     recipe : Recipe, optional
         Overrides the catalog's recipe of ``name`` (tests, experiments).
+    build_notes : dict, optional
+        Added to the card's ``build`` entry (the zoo builder's command, wall seconds and CPU).
 
     Returns
     -------
@@ -137,7 +140,7 @@ def export(
             "n_items": len(split.eval_ids),
             "items": "never in the training split (recipe.check); wordings from the family's *_heldout entries",
         },
-        "build": _build_entry(org.training, org.built_at, rec.seed, name, base),
+        "build": {**_build_entry(org.training, org.built_at, rec.seed, name, base), **(build_notes or {})},
         "measured": _measured_entry(threads, seconds_measure, org.learned, rec.headline, org.ground_truth),
         "ground_truth": measured.ground_truth,
         "base_ground_truth": org.base_ground_truth,
@@ -154,6 +157,8 @@ def _zoo_folder(base: str, name: str, root: Optional[Path], replace: bool) -> Pa
             root = root / ZOO_FOLDER
     root = Path(root)
     folder = root / Path(base).name / name  # a base given as a folder path ships under its folder's name
+    if name in FRESH_RECIPES:  # the fresh test half ships in a folder of its own (zoo.json's paths)
+        folder = root / Path(base).name / FRESH_FOLDER / name
     if folder.exists() and not replace:
         raise InputError(f"{folder} already ships an organism; pass replace=True to overwrite it deliberately")
     return folder
