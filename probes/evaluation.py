@@ -802,3 +802,29 @@ def loglik_scores(
     for lo in step_progress(range(0, len(texts), batch), desc="log-likelihood", unit="batch", disable=not progress):
         out[lo : lo + batch] = -np.asarray(backend.score_options(prefix, texts[lo : lo + batch]), dtype=float)
     return out
+
+
+def reply_loglik_scores(backend: Backend, statements: StatementSet, *, progress: bool = False) -> np.ndarray:
+    """The model's own summed log-probability of each dialogue's final reply given the turns
+    before it, negated so that, like a lie probe's score, higher means "more likely deceptive".
+
+    Why: a lie probe earns its keep only if it beats what the model's own next-token
+    probabilities already say about the reply it reads (the dialogue counterpart of
+    `loglik_scores`). Each dialogue must end with the assistant's detect message, the one a
+    lie probe reads; it is scored with ``backend.score_options`` as the continuation of the
+    earlier turns under the chat template."""
+    from liedar.core._util.progress import progress as step_progress
+    from liedar.models.chat import Dialogue
+
+    out = np.empty(len(statements))
+    for i, d in enumerate(step_progress(statements.inputs, desc="reply log-likelihood", disable=not progress)):
+        if not isinstance(d, Dialogue) or len(d.messages) < 2:
+            raise InputError("the reply log-likelihood needs dialogues of at least two messages, not plain text")
+        last = d.messages[-1]
+        if last.role != "assistant" or not last.detect:
+            raise InputError(
+                f"dialogue {i} ends with a {last.role} message{'' if last.detect else ' not marked detect'}: "
+                "the reply log-likelihood scores the final assistant detect message"
+            )
+        out[i] = -float(backend.score_options(Dialogue(d.messages[:-1]), [last.content])[0])
+    return out

@@ -25,6 +25,11 @@ mean-pooled over the assistant's detect tokens, as Apollo pools:
 
 No choice is made on any test cell: both layers are fixed in advance by depth.
 
+Beside the probes, the model's own log-likelihood of each reply given the turns before it
+(`probes.evaluation.reply_loglik_scores`, no training) scores every test style: a probe
+that does not beat it reads nothing the model's next-token probabilities do not already say.
+``--styles`` runs a subset (the training sets made of those styles only).
+
     .venv/bin/python scripts/lie_probe_transfer.py ../shared/datasets --models smollm2-135m --threads 1
 """
 
@@ -64,16 +69,16 @@ def probes(n_layers: int) -> dict[str, tuple[int, object, str]]:
     }
 
 
-def styles(datasets: str) -> dict:
+def styles(datasets: str, names: tuple[str, ...] = TEST_STYLES) -> dict:
     from liedar.probes.datasets import apollo_instructed_pairs, instructed_pairs, load_csv, truth_is_universal_dir
     from liedar.probes.roleplay import roleplay_statements
 
-    facts = load_csv(truth_is_universal_dir(datasets) / "facts.csv")
-    return {
-        "apollo-instructed": apollo_instructed_pairs(facts),
-        "instructed": instructed_pairs(),
-        "roleplay": roleplay_statements(),
+    make = {
+        "apollo-instructed": lambda: apollo_instructed_pairs(load_csv(truth_is_universal_dir(datasets) / "facts.csv")),
+        "instructed": instructed_pairs,
+        "roleplay": roleplay_statements,
     }
+    return {name: make[name]() for name in TEST_STYLES if name in names}
 
 
 def run_model(name: str, sets: dict, args) -> dict:
@@ -84,24 +89,38 @@ def run_model(name: str, sets: dict, args) -> dict:
     from liedar.probes.evaluation import style_transfer
 
     t0 = time.perf_counter()
-    backend = models.load(name, backend="transformers", n_threads=args.threads)
+    backend = models.load(name, backend=args.backend, n_threads=args.threads)
     chosen = probes(backend.n_layers)
     layers = sorted({layer for layer, _, _ in chosen.values()})
     acts = {style: cached_hidden_states(backend, S.inputs, layers, "mean", progress=True) for style, S in sets.items()}
     out = {
         "model": name,
+        "backend": backend.kind,
         "fingerprint": backend.fingerprint,
         "n_layers": backend.n_layers,
         "extract_seconds": round(time.perf_counter() - t0, 1),
         "probes": {},
     }
+    loglik_styles = list(sets) if args.loglik_styles is None else [s for s in sets if s in args.loglik_styles]
+    if loglik_styles:
+        from liedar.probes.evaluation import auroc, reply_loglik_scores
+
+        t1 = time.perf_counter()
+        out["reply_loglik"] = {
+            style: auroc(
+                reply_loglik_scores(backend, S, progress=True), S.lie_labels, groups=S.group, seed=args.seed
+            ).to_dict()
+            for style, S in sets.items()
+            if style in loglik_styles
+        }
+        out["loglik_seconds"] = round(time.perf_counter() - t1, 1)
     with threadpool_limits(args.threads):
         for pname, (layer, factory, what) in chosen.items():
             k = layers.index(layer)
             parts = {style: (acts[style][:, k], S) for style, S in sets.items()}
             cells = {}
-            for train in TRAINING_SETS:
-                for test in TEST_STYLES:
+            for train in training_sets(list(sets)):
+                for test in sets:
                     score = style_transfer(factory, parts, train, test, n_splits=args.folds, seed=args.seed)
                     cells[f"{'+'.join(train)} -> {test}"] = score.to_dict()
             out["probes"][pname] = {"layer": layer, "what": what, "cells": cells}
@@ -115,15 +134,24 @@ def fmt(cell: dict) -> str:
     return f"{a['value']:.2f} [{a['lo']:.2f}, {a['hi']:.2f}]"
 
 
-def markdown(result: dict) -> str:
-    lines = [f"#### {result['model']} ({result['n_layers']} blocks)", ""]
-    head = ["probe", "trained on"] + [f"→ {t}" for t in TEST_STYLES]
+def training_sets(styles: list[str]) -> list[tuple[str, ...]]:
+    """The training sets made only of ``styles``, in `TRAINING_SETS`' order."""
+    return [train for train in TRAINING_SETS if set(train) <= set(styles)]
+
+
+def markdown(result: dict, styles: list[str]) -> str:
+    lines = [f"#### {result['model']} ({result['n_layers']} blocks, {result.get('backend', 'transformers')})", ""]
+    head = ["probe", "trained on"] + [f"→ {t}" for t in styles]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for pname, p in result["probes"].items():
-        for train in TRAINING_SETS:
+        for train in training_sets(styles):
             key = "+".join(train)
-            cells = [fmt(p["cells"][f"{key} -> {t}"]) for t in TEST_STYLES]
+            cells = [fmt(p["cells"][f"{key} -> {t}"]) for t in styles]
             lines.append(f"| {pname} (layer {p['layer']}) | {key} | " + " | ".join(cells) + " |")
+    if "reply_loglik" in result:
+        got = result["reply_loglik"]
+        cells = [fmt({"auroc": got[t]}) if t in got else "not run" for t in styles]
+        lines.append("| reply log-likelihood | no training | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -135,8 +163,18 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--output", default="results/lie-probe-transfer.json")
+    ap.add_argument("--record", type=Path, help="also write the results with the command, date and CPU here")
+    ap.add_argument("--backend", default="transformers", choices=("transformers", "llamacpp"))
+    ap.add_argument("--styles", nargs="+", default=list(TEST_STYLES), choices=TEST_STYLES, help="default: all three")
+    ap.add_argument(
+        "--loglik-styles",
+        nargs="*",
+        default=None,
+        choices=TEST_STYLES,
+        help="styles the reply log-likelihood baseline scores (default: every style run; none: skip it)",
+    )
     args = ap.parse_args(argv)
-    sets = styles(args.datasets)
+    sets = styles(args.datasets, tuple(args.styles))
     for style, S in sets.items():
         print(f"{style}: {len(S)} dialogues, {len(set(S.group.tolist()))} groups", flush=True)
     results = {"sets": {s: S.summary() for s, S in sets.items()}, "seed": args.seed, "folds": args.folds, "models": []}
@@ -145,8 +183,12 @@ def main(argv=None) -> int:
         write_json_atomic(Path(args.output), results)
     for r in results["models"]:
         print()
-        print(markdown(r))
+        print(markdown(r, list(sets)))
     print(f"\nwrote {args.output}")
+    if args.record:
+        import capable_record
+
+        print(f"record: {capable_record.write(args.record, results)}")
     return 0
 
 

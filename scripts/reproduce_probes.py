@@ -33,6 +33,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from liedar import models
+from liedar.commands.args import LOCAL_BACKENDS, add_compute_arguments, compute_check, load_kwargs
 from liedar.core._util.atomic import write_json_atomic
 from liedar.models.cache import cached_hidden_states
 from liedar.probes.datasets import StatementSet, builtin_set, load_truth_is_universal
@@ -83,7 +84,7 @@ def fmt(est) -> str:
 
 def run_model(name: str, tiu: StatementSet, args: argparse.Namespace) -> dict:
     t0 = time.perf_counter()
-    kw = {"n_threads": args.threads, "device": args.device, "dtype": args.dtype}
+    kw = load_kwargs(args)
     backend = models.load(name, **kw)
     timing: dict = {"load_s": time.perf_counter() - t0}
     t_ex = time.perf_counter()
@@ -122,6 +123,7 @@ def run_model(name: str, tiu: StatementSet, args: argparse.Namespace) -> dict:
         X = Xt[:, k]
         result = {
             "model": name,
+            "backend": backend.kind,
             "fingerprint": backend.fingerprint,
             "n_layers": backend.n_layers,
             "d_model": backend.d_model,
@@ -264,18 +266,17 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--cache-dir", default=None, help="where log-likelihood scores are cached (default: liedar cache)")
     ap.add_argument("--output", default="results/probes.json")
+    ap.add_argument("--record", type=Path, help="also write the results with the command, date and CPU here")
     ap.add_argument(
         "--no-loglik",
         dest="loglik",
         action="store_false",
         help="skip the zero-shot log-likelihood baseline (hours at full size on a 262k-token vocabulary)",
     )
-    from liedar.commands.args import add_compute_arguments, compute_check
-
+    ap.add_argument("--backend", default="transformers", choices=LOCAL_BACKENDS, help="default transformers")
     add_compute_arguments(ap)
     args = ap.parse_args(argv)
-    args.backend = "transformers"
-    compute_check(args)
+    compute_check(args)  # also refuses --device/--dtype with llamacpp, before any work
     if args.cache_dir is None:
         from liedar.models.storage import cache_root
 
@@ -306,6 +307,10 @@ def main(argv=None) -> int:
         print()
         print(markdown(r, topics))
     print(f"\nwrote {args.output}")
+    if args.record:
+        import capable_record
+
+        print(f"record: {capable_record.write(args.record, results)}")
     return 0
 
 
