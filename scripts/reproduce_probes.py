@@ -310,7 +310,7 @@ def main(argv=None) -> int:
     if args.record:
         import capable_record
 
-        print(f"record: {capable_record.write(args.record, results)}")
+        print(f"record: {capable_record.write(args.record, {'what': __doc__.splitlines()[0], **results})}")
     return 0
 
 

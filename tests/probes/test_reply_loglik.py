@@ -87,6 +87,7 @@ def test_lie_transfer_runs_one_style_with_its_baseline_and_record(tiny_model_dir
     assert lpt.main(argv) == 0
     rec = json.loads(record.read_text())
     assert {"command", "date", "cpu"} <= set(rec) and rec["cpu"]["mode"] in ("native", "AVX2 emulation")
+    assert rec["what"].startswith("Lie-probe transfer")
     (model,) = rec["models"]
     assert model["backend"] == "transformers"
     assert set(model["reply_loglik"]) == {"roleplay"} and model["reply_loglik"]["roleplay"]["n"] == 60
