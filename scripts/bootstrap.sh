@@ -61,9 +61,10 @@ if [ -z "$wheel" ]; then
   if [ -n "$cached" ]; then
     cp "$cached" "$WHEEL_DIR/"
   else
-    echo "[bootstrap] building llama-cpp-python $LLAMA_VERSION from source (about 7 minutes on 2 cores, once per machine)"
+    echo "[bootstrap] building llama-cpp-python $LLAMA_VERSION from source (4-10 minutes on 2 cores, once per machine)"
     tmp=$(mktemp -d)
-    CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAMA_CURL=OFF" \
+    # LLAVA_BUILD=OFF: no multimodal library (liedar reads text only): 12% less compile CPU, 4 MB smaller (docs/engine.md)
+    CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAMA_CURL=OFF -DLLAVA_BUILD=OFF" \
       CMAKE_BUILD_PARALLEL_LEVEL=2 \
       $PIP wheel -q --no-deps --no-cache-dir "llama-cpp-python==$LLAMA_VERSION" -w "$tmp"
     # rename into place only when complete, so an interrupted build never leaves a broken wheel
