@@ -168,10 +168,10 @@ def main(argv: list[str] | None = None) -> int:
     backend = load(args.base, backend="transformers", n_threads=args.threads)
     failed = 0
     for m in todo:
-        if past(args.until):
-            print(f"past {args.until} UTC: {m['name']} and the members after it are left for the next run", flush=True)
-            break
-        with cpu_lock(args.lock):
+        with cpu_lock(args.lock):  # the clock is read once the lock is held: the wait for it can be long
+            if past(args.until):
+                print(f"past {args.until} UTC: {m['name']} and the members after it wait for the next run", flush=True)
+                break
             line = build_one(m, args, backend, manifest_path)
         failed += not line["learned"]
         print(json.dumps(line), flush=True)
