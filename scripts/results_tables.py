@@ -235,6 +235,23 @@ def _fmt(x, spec: str = ",.0f") -> str:
     return "—" if x is None else format(x, spec)
 
 
+def _other_records() -> list[str]:
+    """The table of the records no section above shows (none: no lines)."""
+    known = {"ci-runs.json", "headline.json", "audit-zoo-smollm2-135m-test.json"} | {n for n, _ in _menus()}
+    known |= {f"ladder-{m}.json" for m in _ladders()}
+    others = [p for p in sorted(RECORDS.glob("*.json")) if p.name not in known]
+    if not others:
+        return []
+    out = ["", "## Other records", "", "| record | what | date | CPU | command |", "|---|---|---|---|---|"]
+    for p in others:
+        r = json.loads(p.read_text(encoding="utf-8"))
+        what = " ".join(str(r.get("what", r.get("about", "—"))).split()).replace("|", "\\|")
+        date = str(r.get("measured") or r.get("date") or r.get("date_utc") or r.get("created_utc") or "—")[:10]
+        cmd = str(r.get("command", "—")).split(";")[0]
+        out.append(f"| `{p.name}` | {what} | {date} | {r.get('cpu', 'not recorded')} | `{cmd}` |")
+    return out
+
+
 def tables_page() -> str:
     """docs/results-tables.md in full."""
     out = [
@@ -306,18 +323,7 @@ def tables_page() -> str:
         "From `docs/records/ladder-<model>.json` (also on [capable](capable.md)).",
         "",
     ]
-    out += [ladder_block()]
-    known = {"ci-runs.json", "headline.json", "audit-zoo-smollm2-135m-test.json"} | {n for n, _ in _menus()}
-    known |= {f"ladder-{m}.json" for m in _ladders()}
-    others = [p for p in sorted(RECORDS.glob("*.json")) if p.name not in known]
-    if others:
-        out += ["", "## Other records", "", "| record | what | date | CPU | command |", "|---|---|---|---|---|"]
-        for p in others:
-            r = json.loads(p.read_text(encoding="utf-8"))
-            what = " ".join(str(r.get("what", r.get("about", "—"))).split()).replace("|", "\\|")
-            date = str(r.get("measured") or r.get("date") or r.get("date_utc") or r.get("created_utc") or "—")[:10]
-            cmd = str(r.get("command", "—")).split(";")[0]
-            out.append(f"| `{p.name}` | {what} | {date} | {r.get('cpu', 'not recorded')} | `{cmd}` |")
+    out += [ladder_block(), *_other_records()]
     out += ["", "## Headline claims", "", "| claim | value | command | date | CPU |", "|---|---|---|---|---|"]
     for c in claims():
         out.append(f"| {c['what']} | {c['value']} | `{c['command']}` | {c['measured']} | {c['cpu']} |")
