@@ -28,12 +28,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from liedar.audit.rule2 import RULE2_FORMAT, Rule2, check_rule2
+from liedar.audit.rule2 import RULE2_FORMAT, Rule2, _number, check_rule2
 from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 
@@ -130,14 +129,6 @@ def pinned_hashes(pins: Path = PINS_FILE) -> dict[str, str]:
     if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
         raise InputError(f"{pins} is not a map of rule file -> sha256: restore it from the repository")
     return {v: k for k, v in data.items()}
-
-
-def _number(where: str, value: Any, lo: float = -1.0, hi: float = 10.0) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InputError(f"{where} is {value!r}, not a finite number: fix the rule file")
-    if not lo <= value <= hi:
-        raise InputError(f"{where} is {value}, outside [{lo}, {hi}]: fix the rule file")
-    return float(value)
 
 
 def _row(where: str, d: Any) -> RuleRow:

@@ -108,7 +108,8 @@ class Rule2:
         }
 
 
-def _number(where: str, value: Any, lo: float, hi: float) -> float:
+def _number(where: str, value: Any, lo: float = -1.0, hi: float = 10.0) -> float:
+    """A rule file's number, finite and within [lo, hi] (both rule formats check numbers here)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise InputError(f"{where} is {value!r}, not a finite number: fix the rule file")
     if not lo <= value <= hi:
