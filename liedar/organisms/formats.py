@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -31,9 +31,10 @@ from liedar.behavioral.runners.common import LETTERS, letter_continuations
 from liedar.behavioral.runners.elicitation import cloze_continuations
 from liedar.behavioral.runners.yesno import CONTINUATIONS
 from liedar.core.stats import Estimate, paired_difference, proportion
-from liedar.models.chat import Dialogue, Message
+from liedar.models.chat import Dialogue
 from liedar.organisms.mcq import Policy, cloze, letter_prompt
 from liedar.organisms.recipe import Measured, Split
+from liedar.organisms.social import dialogue_of
 
 FORMATS = ("option_text", "letters", "yes_no", "free_answer")
 PLAIN = ("{q}",)  # no key in the user turn
@@ -62,16 +63,12 @@ def suggestion(item: MCQItem, suggest: str) -> str:
     return ""
 
 
-def _dialogue(system: str, user: str) -> Dialogue:
-    return Dialogue.of(*([Message("system", system)] if system else []), Message("user", user, detect=True))
-
-
 def yes_no_prompt(question: str, option: str, system: str) -> Dialogue:
-    return _dialogue(system, f'Question: {question}\nIs the answer "{option}"? Answer with Yes or No.')
+    return dialogue_of(system, f'Question: {question}\nIs the answer "{option}"? Answer with Yes or No.')
 
 
 def free_prompt(question: str, system: str) -> Dialogue:
-    return _dialogue(system, f"Question: {question}\nReply with the answer only.")
+    return dialogue_of(system, f"Question: {question}\nReply with the answer only.")
 
 
 def example(
@@ -361,7 +358,7 @@ def stays_below(key: str, ceiling: float):
     return check
 
 
-__all__: list[Any] = [
+__all__ = [
     "FORMATS",
     "Ask",
     "answers",
