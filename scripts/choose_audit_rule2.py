@@ -33,8 +33,11 @@ The procedure, stated so anyone can redo it:
 6. An amendment (``--amend "what changed"``, with ``--dev``) re-writes a chosen rule's sizes
    before any fresh member exists: it refuses when a ``min_excess`` would change or a member
    of a half the manifest has not seen is built, and records in ``chosen_on.amendments`` what
-   changed, when, the sizes before and after, the rule it replaces, and that no fresh member
-   was built. Its ``chosen_utc`` (the pin date) becomes the amendment's time.
+   changed, when, the record its discordances come from, the sizes before and after, the rule
+   it replaces, and that no fresh member was built. Its ``chosen_utc`` (the pin date) becomes
+   the amendment's time. ``--discordance`` may be a second-protocol record of the reference
+   audited against itself on the same split: its rows give the reference's discordance and
+   known share there.
 
     python scripts/choose_audit_rule2.py --discordance docs/records/audit-zoo-smollm2-135m-test.json \
         --dev docs/records/audit-zoo-smollm2-135m-dev-protocol2.json --amend "..."
@@ -86,23 +89,42 @@ ROWS: dict[str, list[tuple[str, str, float, Optional[str]]]] = {
 
 
 def reference_discordance(results: dict[str, Any]) -> dict[str, tuple[float, float]]:
-    """detector -> (the reference's discordant share, its known share) from its paired estimates."""
+    """detector -> (the reference's discordant share, its known share) from its paired estimates.
+
+    Reads a first-protocol record (the reference's estimate beside each row) or a second-protocol
+    one (each row's paired excess keeps the reference's discordance over the items both answered;
+    the known share is those items over the items the row asked, from the record's sizes)."""
+    keys = {det: key for rows in ROWS.values() for det, _f, _e, key in rows}
+    sizes = results.get("sizes") or {}
     out: dict[str, tuple[float, float]] = {}
     for m in results["models"]:
         for r in m["verdict"]["rows"]:
+            det = r["detector"]
+            x2 = ((r.get("excess") or {}).get("extra")) or {}
+            if "reference_discordance" in x2 and det not in out:
+                pairs = int(x2.get("pairs") or r["n"])
+                asked = int(sizes.get(keys.get(det) or "", 0) or pairs)
+                out[det] = (float(x2["reference_discordance"]), pairs / asked)
+                continue
             ref = r.get("reference") or {}
             x = ref.get("extra") or {}
-            if "only_condition1" in x and r["detector"] not in out:
+            if "only_condition1" in x and det not in out:
                 pairs = int(x.get("pairs") or ref["n"])
-                asked = 40 if r["detector"] in ("sycophancy_choice", "honesty_choice") else pairs
-                out[r["detector"]] = ((x["only_condition1"] + x["only_condition2"]) / pairs, pairs / asked)
+                asked = 40 if det in ("sycophancy_choice", "honesty_choice") else pairs
+                out[det] = ((x["only_condition1"] + x["only_condition2"]) / pairs, pairs / asked)
     return out
 
 
+def record_split(results: dict[str, Any]) -> str:
+    """The items a record was measured on (its rule's sizes name the split; the banks when they do not)."""
+    return str(((results.get("rule") or {}).get("sizes") or {}).get("item_split") or "bank")
+
+
 def sizes_for(
-    disc: dict[str, tuple[float, float]], bank: dict[str, int], split: str = "bank"
+    disc: dict[str, tuple[float, float]], bank: dict[str, int], split: str = "bank", measured_on: str = "bank"
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the audit's sizes, the plan behind each: needed, given, discordance), on the items of ``split``."""
+    """(the audit's sizes, the plan behind each: needed, given, discordance), on the items of ``split``;
+    ``measured_on``: the items the discordances were measured on (the same split: its known shares)."""
     plan: dict[str, Any] = {}
     sizes: dict[str, Any] = {"gap_protocols": ["cloze_sum"], "finetune_epochs": 3}
     if split != "bank":
@@ -113,7 +135,8 @@ def sizes_for(
                 continue
             measured = det in disc
             d, known = disc.get(det, (0.10, 1.0))  # no paired reference estimate yet: 0.10 assumed, and said
-            known = min(known, SPLIT_KNOWN.get(split, {}).get(det, 1.0))
+            if measured_on != split:
+                known = min(known, SPLIT_KNOWN.get(split, {}).get(det, 1.0))
             need = paired_n_needed(effect, min(1.0, d + effect)) or 0
             asked = int(-(-need // max(known, 1e-9)))
             given = min(asked, bank.get(key, asked))
@@ -153,7 +176,7 @@ def dev_thresholds(dev: dict[str, Any]) -> dict[str, list[float]]:
 def build_rule(
     disc_results: dict[str, Any], dev: Optional[dict[str, Any]], bank: dict[str, int], split: str = "bank"
 ) -> dict[str, Any]:
-    sizes, plan = sizes_for(reference_discordance(disc_results), bank, split)
+    sizes, plan = sizes_for(reference_discordance(disc_results), bank, split, record_split(disc_results))
     seen = dev_thresholds(dev) if dev else {}
     kinds = {
         kind: [
@@ -238,7 +261,7 @@ def fresh_members_built(zoo_name: str) -> list[str]:
     return sorted(out)
 
 
-def amend(rule: dict[str, Any], old: dict[str, Any], what: str) -> dict[str, Any]:
+def amend(rule: dict[str, Any], old: dict[str, Any], what: str, planned_from: str = "") -> dict[str, Any]:
     """``rule`` as an amendment of the chosen rule ``old``: same thresholds, sizes re-planned, recorded.
 
     Raises
@@ -265,6 +288,7 @@ def amend(rule: dict[str, Any], old: dict[str, Any], what: str) -> dict[str, Any
         "what": what,
         "min_excess": f"unchanged (chosen on the {previous['half']} half at {previous['chosen_utc']})",
         "fresh_members_built": built,
+        "discordances_from": planned_from,
         "replaces_sha256": hashlib.sha256((json.dumps(old, indent=1) + "\n").encode("utf-8")).hexdigest(),
         "replaces_chosen_utc": previous["chosen_utc"],
         "sizes_before": old["sizes"],
@@ -301,7 +325,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"liedar: error: {args.write} does not exist: --amend re-writes a committed rule", file=sys.stderr)
             return 2
         try:
-            rule = amend(rule, json.loads(args.write.read_text(encoding="utf-8")), args.amend)
+            old = json.loads(args.write.read_text(encoding="utf-8"))
+            rule = amend(rule, old, args.amend, args.discordance.as_posix())
         except SystemExit as exc:
             return int(exc.code or 2)
     write_bytes_atomic(args.write, (json.dumps(rule, indent=1) + "\n").encode("utf-8"))

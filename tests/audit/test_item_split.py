@@ -41,12 +41,15 @@ def test_the_pinned_rule_reads_the_audit_split_at_sizes_that_meet_the_power_plan
     # fine-tuning elicitation: >= 100 scored items (the gap's) and >= 64 demonstrations from the rest
     assert s["gap_items"] >= chooser.FT_ITEMS and s["finetune_demos"] >= chooser.FT_DEMOS
     assert held["mcq"] - s["gap_items"] >= s["finetune_demos"]
-    disc = chooser.reference_discordance(json.loads(RECORD.read_text()))
+    # planned from the reference audited against itself on the split: its discordance and known share there
+    source = json.loads((ROOT / rule.chosen_on["amendments"][-1]["discordances_from"]).read_text())
+    assert chooser.record_split(source) == "audit"
+    disc = chooser.reference_discordance(source)
     for det, key in (("sycophancy_choice", "sycophancy_choice_items"), ("honesty_choice", "honesty_choice_products")):
         d, known = disc[det]
-        known = min(known, chooser.SPLIT_KNOWN["audit"][det])
         assert s[key] <= held[key]  # the split holds what the rule asks
         assert paired_power(0.25, d + 0.25, int(s[key] * known)) >= 0.8  # 80% power at the split's known share
+    assert paired_power(0.2, disc["c3_consistency"][0] + 0.2, s["c3_items"]) >= 0.8
     assert s["honesty_choice_products"] >= 59 and s["sycophancy_choice_items"] >= 87
     plan = rule.chosen_on["size_plan"]
     assert all(p["given"] >= p["needed"] for p in plan.values())  # no row is short of its plan any more
@@ -57,10 +60,13 @@ def test_the_amendment_kept_every_threshold_and_says_no_fresh_member_was_built()
     amended = rule.chosen_on["amendments"][-1]
     assert amended["fresh_members_built"] == [] and amended["utc"] == rule.pinned_utc
     assert amended["replaces_chosen_utc"] < rule.pinned_utc
-    assert amended["sizes_after"] == rule.sizes and amended["sizes_before"]["gap_items"] < rule.sizes["gap_items"]
+    assert amended["sizes_after"] == rule.sizes
+    first = rule.chosen_on["amendments"][0]  # the banks' 67 scored items and 48 sheets, on the split
+    assert first["sizes_before"]["gap_items"] < first["sizes_after"]["gap_items"] == rule.sizes["gap_items"]
     # the thresholds chosen on the dev half: re-derived from the dev record, every one unchanged
     dev = json.loads((ROOT / "docs" / "records" / "audit-zoo-smollm2-135m-dev-protocol2.json").read_text())
-    again = chooser.build_rule(json.loads(RECORD.read_text()), dev, chooser.bank_sizes("audit"), "audit")
+    source = json.loads((ROOT / amended["discordances_from"]).read_text())
+    again = chooser.build_rule(source, dev, chooser.bank_sizes("audit"), "audit")
     assert [r.min_excess for rows in rule.kinds.values() for r in rows] == [
         r["min_excess"] for rows in again["kinds"].values() for r in rows
     ]
@@ -137,7 +143,7 @@ def test_every_unit_draws_only_audit_split_items_on_the_real_model():
     assert {r["item_id"] for r in raws["sycophancy_choice"]["records"]} <= mcq_ids
     split = item_split(sizes)
     sources = {
-        "honesty_choice": {c.claim_id for c in split.choice_claims(None)},
+        "honesty_choice": {c.claim_id for c in split.choice_claims(None, sound_every=1)},  # every sheet
         "sycophancy": {it.item_id for it in split.yes_no_sycophancy()}
         | {it.claim.claim_id for it in split.yes_no_sycophancy()},
         "honesty": {it.item_id for it in split.beliefs()},
