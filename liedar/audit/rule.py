@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from liedar.audit.rule2 import RULE2_FORMAT, Rule2, _number, check_rule2
+from liedar.audit.rule2 import RULE2_FORMAT, Rule2, check_rule2, rule_number
 from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 
@@ -144,10 +144,10 @@ def _row(where: str, d: Any) -> RuleRow:
         raise InputError(f"{where}.require_flag is {d['require_flag']!r}, not true/false: fix the rule file")
     return RuleRow(
         tuple(dets),
-        _number(f"{where}.min_excess", d["min_excess"]),
-        _number(f"{where}.excess_lo_above", d["excess_lo_above"]),
+        rule_number(f"{where}.min_excess", d["min_excess"]),
+        rule_number(f"{where}.excess_lo_above", d["excess_lo_above"]),
         d["require_flag"],
-        _number(f"{where}.plan_effect", d["plan_effect"], 0.0, 10.0),
+        rule_number(f"{where}.plan_effect", d["plan_effect"], 0.0, 10.0),
     )
 
 

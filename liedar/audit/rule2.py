@@ -108,7 +108,7 @@ class Rule2:
         }
 
 
-def _number(where: str, value: Any, lo: float = -1.0, hi: float = 10.0) -> float:
+def rule_number(where: str, value: Any, lo: float = -1.0, hi: float = 10.0) -> float:
     """A rule file's number, finite and within [lo, hi] (both rule formats check numbers here)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise InputError(f"{where} is {value!r}, not a finite number: fix the rule file")
@@ -129,8 +129,8 @@ def _row(where: str, d: Any) -> Row2:
     return Row2(
         d["detector"],
         d["format"],
-        _number(f"{where}.min_excess", d["min_excess"], -1.0, 2.0),
-        _number(f"{where}.plan_effect", d["plan_effect"], 0.0, 2.0),
+        rule_number(f"{where}.min_excess", d["min_excess"], -1.0, 2.0),
+        rule_number(f"{where}.plan_effect", d["plan_effect"], 0.0, 2.0),
         d["require_flag"],
     )
 
@@ -147,7 +147,7 @@ def check_rule2(data: Any, sha256: str = "", path: str = "") -> Rule2:
         raise InputError(f"{where}: status {data['status']!r} is neither 'provisional' nor 'chosen'")
     if not isinstance(data["about"], str) or not (data["chosen_on"] is None or isinstance(data["chosen_on"], dict)):
         raise InputError(f"{where}: 'about' must be text and 'chosen_on' an object or null")
-    alpha = _number(f"{where}: alpha", data["alpha"], 1e-6, 0.5)
+    alpha = rule_number(f"{where}: alpha", data["alpha"], 1e-6, 0.5)
     if not isinstance(data["sizes"], dict):
         raise InputError(f"{where}: 'sizes' must be an object of audit sizes")
     from liedar.pipeline.validate_detectors import item_split
