@@ -28,6 +28,7 @@ Writes ``docs/records/ladder-<model>.json`` atomically (command, date, CPU, seco
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -223,7 +224,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         from liedar import models
         from liedar.behavioral.runners.honesty_choice import HonestyChoice
 
-        t0 = time.time()
+        t0, load_start = time.time(), os.getloadavg()[0]
         backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
         bank = load_mcq_bank()
         items = _spread(bank, args.limit) if args.limit else bank
@@ -232,7 +233,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     except LiedarError as exc:
         print(f"liedar: error: {exc}", file=sys.stderr)
         return 2
-    seconds = time.time() - t0
+    seconds, load_end = time.time() - t0, os.getloadavg()[0]
     for name in MEASURES:
         r = rows[name]
         print(f"{name:<14} {r['value']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}] n={r['n']} chance {r['chance']:.2f}")
@@ -243,13 +244,15 @@ def main(argv: Optional[list[str]] = None) -> int:
         "backend": args.backend,
         "threads": args.threads,
         "seconds": round(seconds, 1),
+        "load_1min": {"start": round(load_start, 2), "end": round(load_end, 2)},
         "bank_items": len(items),
         "bank_size": len(bank),
         "measures": rows,
         "neutral": neutral,
         "demo_results": str(args.demo_results) if args.demo_results else None,
     }
-    print(f"wall {seconds:.0f} s (2-core machine shared with other jobs); record: {capable_record.write(record, body)}")
+    written = capable_record.write(record, body)
+    print(f"wall {seconds:.0f} s (1-minute load {load_start:.2f} at the start, {load_end:.2f} at the end): {written}")
     return 0
 
 
