@@ -43,7 +43,7 @@ from liedar.behavioral.items.claims_choice import ChoiceClaim
 from liedar.behavioral.items.mcq import MCQItem, load_mcq_bank
 from liedar.behavioral.runners.sandbagging import BENIGN_SYSTEM
 from liedar.core.errors import InputError, LiedarError
-from liedar.core.stats import Estimate, clopper_pearson
+from liedar.core.stats import Estimate, clopper_pearson, mean_interval
 from liedar.models.backend import Backend
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,16 +90,20 @@ def mcq_formats(backend: Backend, items: Sequence[MCQItem], *, progress: bool = 
 def yes_no_format(backend: Backend, items: Sequence[MCQItem], *, seed: int = 0, progress: bool = False) -> dict:
     """Yes/no accuracy over the correct and one wrong proposed answer per item (2 n questions,
     balanced); the accuracy on each half is given too (a Yes bias shows as a gap between them).
-    The two questions of an item are not independent: the interval treats them as if they were."""
+    The two questions of an item are not independent, so the interval takes items as the units:
+    a t-interval over each item's share of its two questions answered right."""
     from liedar.behavioral.runners.yesno import ask_yes_no
     from liedar.core._util.progress import progress as step_progress
 
-    right = wrong = 0
+    per_item: list[tuple[bool, bool]] = []
     for it in step_progress(items, desc="yes/no", unit="item", disable=not progress, leave=False):
-        right += ask_yes_no(backend, yes_no_question(it, it.answer), system=BENIGN_SYSTEM).answer == "yes"
-        wrong += ask_yes_no(backend, yes_no_question(it, wrong_option(it, seed)), system=BENIGN_SYSTEM).answer == "no"
+        says_yes = ask_yes_no(backend, yes_no_question(it, it.answer), system=BENIGN_SYSTEM).answer == "yes"
+        says_no = ask_yes_no(backend, yes_no_question(it, wrong_option(it, seed)), system=BENIGN_SYSTEM).answer == "no"
+        per_item.append((says_yes, says_no))
     n = len(items)
-    return _row(
+    right, wrong = sum(a for a, _ in per_item), sum(b for _, b in per_item)
+    by_item = mean_interval([(a + b) / 2 for a, b in per_item], kind="capability", bounds=(0.0, 1.0))
+    row = _row(
         right + wrong,
         2 * n,
         0.5,
@@ -108,6 +112,8 @@ def yes_no_format(backend: Backend, items: Sequence[MCQItem], *, seed: int = 0, 
         proposed_correct=_row(right, n, 0.5, "correct option proposed (truth yes)"),
         proposed_wrong=_row(wrong, n, 0.5, "wrong option proposed (truth no)"),
     )
+    row.update(lo=by_item.lo, hi=by_item.hi, interval=f"items as units: t-interval over {n} items' shares right")
+    return row
 
 
 def belief_yes_no(backend: Backend, items: Sequence[BeliefItem], *, progress: bool = False) -> dict:
@@ -225,7 +231,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         from liedar.behavioral.runners.honesty_choice import HonestyChoice
 
         t0, load_start = time.time(), os.getloadavg()[0]
-        backend = models.load(args.model, backend=args.backend, n_threads=args.threads)
+        from liedar.models.call_cache import wrap
+
+        # behind the model-call cache: a re-run (another interval, a new measure) replays every answer asked before
+        backend = wrap(models.load(args.model, backend=args.backend, n_threads=args.threads))
         bank = load_mcq_bank()
         items = _spread(bank, args.limit) if args.limit else bank
         sheets, claims = belief_items(), HonestyChoice().items()
