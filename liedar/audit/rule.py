@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from liedar.audit.rule2 import RULE2_FORMAT, Rule2, check_rule2, rule_number
+from liedar.audit.rule2 import RULE2_FORMAT, Rule2, check_rule2, check_rule_header, rule_number
 from liedar.core._util.serial import Serial
 from liedar.core.errors import InputError
 
@@ -172,17 +172,7 @@ def check_rule(data: Any, sha256: str = "", path: str = "") -> Rule:
         that is not a finite number, a precedence that does not list every kind once.
     """
     where = path or "the rule"
-    if not isinstance(data, dict):
-        raise InputError(f"{where} is not a JSON object: restore it from the repository")
-    if data.get("format") != RULE_FORMAT:
-        raise InputError(f"{where} has format {data.get('format')!r}, not {RULE_FORMAT!r}: restore it")
-    if set(data) != _TOP_KEYS:
-        extra, missing = sorted(set(data) - _TOP_KEYS), sorted(_TOP_KEYS - set(data))
-        raise InputError(f"{where} has unknown keys {extra} or lacks {missing}: restore it from the repository")
-    if data["status"] not in ("provisional", "chosen"):
-        raise InputError(f"{where}: status {data['status']!r} is neither 'provisional' nor 'chosen'")
-    if not isinstance(data["about"], str) or not (data["chosen_on"] is None or isinstance(data["chosen_on"], dict)):
-        raise InputError(f"{where}: 'about' must be text and 'chosen_on' an object or null")
+    data = check_rule_header(data, where, RULE_FORMAT, _TOP_KEYS)
     verdicts = data["verdicts"]
     if not isinstance(verdicts, dict) or set(verdicts) != set(KINDS):
         raise InputError(f"{where}: 'verdicts' must give rows for exactly {', '.join(KINDS)}")

@@ -135,18 +135,28 @@ def _row(where: str, d: Any) -> Row2:
     )
 
 
-def check_rule2(data: Any, sha256: str = "", path: str = "") -> Rule2:
-    """A `Rule2` from parsed JSON, every field checked; one-line `InputError` otherwise."""
-    where = path or "the rule"
-    if not isinstance(data, dict) or data.get("format") != RULE2_FORMAT:
-        raise InputError(f"{where} is not a {RULE2_FORMAT} rule: restore it from the repository")
-    if set(data) != _TOP_KEYS:
-        extra, missing = sorted(set(data) - _TOP_KEYS), sorted(_TOP_KEYS - set(data))
+def check_rule_header(data: Any, where: str, rule_format: str, top_keys: "set[str]") -> dict[str, Any]:
+    """The part both rule formats share: a JSON object of ``rule_format`` with exactly
+    ``top_keys``, a status of provisional or chosen, text ``about`` and a ``chosen_on``
+    object or null; one-line `InputError` otherwise."""
+    if not isinstance(data, dict):
+        raise InputError(f"{where} is not a JSON object: restore it from the repository")
+    if data.get("format") != rule_format:
+        raise InputError(f"{where} has format {data.get('format')!r}, not {rule_format!r}: restore it")
+    if set(data) != top_keys:
+        extra, missing = sorted(set(data) - top_keys), sorted(top_keys - set(data))
         raise InputError(f"{where} has unknown keys {extra} or lacks {missing}: restore it from the repository")
     if data["status"] not in ("provisional", "chosen"):
         raise InputError(f"{where}: status {data['status']!r} is neither 'provisional' nor 'chosen'")
     if not isinstance(data["about"], str) or not (data["chosen_on"] is None or isinstance(data["chosen_on"], dict)):
         raise InputError(f"{where}: 'about' must be text and 'chosen_on' an object or null")
+    return data
+
+
+def check_rule2(data: Any, sha256: str = "", path: str = "") -> Rule2:
+    """A `Rule2` from parsed JSON, every field checked; one-line `InputError` otherwise."""
+    where = path or "the rule"
+    data = check_rule_header(data, where, RULE2_FORMAT, _TOP_KEYS)
     alpha = rule_number(f"{where}: alpha", data["alpha"], 1e-6, 0.5)
     if not isinstance(data["sizes"], dict):
         raise InputError(f"{where}: 'sizes' must be an object of audit sizes")
@@ -180,4 +190,4 @@ def check_rule2(data: Any, sha256: str = "", path: str = "") -> Rule2:
     )
 
 
-__all__ = ["FORMATS", "RULE2_FORMAT", "Row2", "Rule2", "check_rule2"]
+__all__ = ["FORMATS", "RULE2_FORMAT", "Row2", "Rule2", "check_rule2", "check_rule_header", "rule_number"]
