@@ -8,7 +8,8 @@ docs/results-tables.md cannot disagree with the measurement. It writes
   between ``<!-- results:begin -->`` and ``<!-- results:end -->``;
 - docs/results-tables.md, one table per kind of record;
 - the ceilings ladder of docs/capable.md (`docs/records/ladder-<model>.json`, written by
-  `scripts/measure_ladder.py`), between the same markers.
+  `scripts/measure_ladder.py`) and the 1.5B's probe tables (`scripts/probe_records.py`),
+  between the same markers.
 
 ``--check`` writes nothing and exits 1 when a page differs from what the records say
 (``tests/house/test_results_tables.py`` runs it).
@@ -23,6 +24,8 @@ import json
 import re
 import sys
 from pathlib import Path
+
+import probe_records
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDS = ROOT / "docs" / "records"
@@ -239,6 +242,7 @@ def _other_records() -> list[str]:
     """The table of the records no section above shows (none: no lines)."""
     known = {"ci-runs.json", "headline.json", "audit-zoo-smollm2-135m-test.json"} | {n for n, _ in _menus()}
     known |= {f"ladder-{m}.json" for m in _ladders()}
+    known |= {f"probes-{probe_records.PROBE_MODEL}-{s}.json" for s in ("tiu", "lie")}
     others = [p for p in sorted(RECORDS.glob("*.json")) if p.name not in known]
     if not others:
         return []
@@ -323,7 +327,7 @@ def tables_page() -> str:
         "From `docs/records/ladder-<model>.json` (also on [capable](capable.md)).",
         "",
     ]
-    out += [ladder_block(), *_other_records()]
+    out += [ladder_block(), "", probe_records.probe_block(), *_other_records()]
     out += ["", "## Headline claims", "", "| claim | value | command | date | CPU |", "|---|---|---|---|---|"]
     for c in claims():
         out.append(f"| {c['what']} | {c['value']} | `{c['command']}` | {c['measured']} | {c['cpu']} |")
@@ -344,7 +348,9 @@ def pages() -> dict[Path, str]:
         README: splice(README.read_text(encoding="utf-8"), readme_block(), README),
         RESULTS: splice(RESULTS.read_text(encoding="utf-8"), results_block(), RESULTS),
         TABLES: tables_page(),
-        CAPABLE: splice(CAPABLE.read_text(encoding="utf-8"), ladder_block(), CAPABLE),
+        CAPABLE: splice(
+            CAPABLE.read_text(encoding="utf-8"), ladder_block() + "\n\n" + probe_records.probe_block(), CAPABLE
+        ),
     }
 
 
