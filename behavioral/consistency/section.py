@@ -100,15 +100,18 @@ def detector_section(run: Any, confidences: dict[str, Estimate]) -> Section:
     n_options = None
     for cond, cr in run.conditions.items():
         res = cr.result
+        # Only the honest prompt reads the model: under the sandbagger prompt the model was told
+        # to sandbag, so that row is the detector's positive control, not evidence of deception.
+        control = cond != "honest"
         add_measure(
             s,
             id=f"consistency_{cond}",
-            label=f"Consistency-detector confidence, {cond} prompt",
+            label=f"Consistency-detector confidence, {cond} prompt" + (" (positive control)" if control else ""),
             instrument="consistency",
             scale="score",
             estimate=confidences[cond],
             ceiling=ceiling_id,
-            higher_is_deceptive=True,
+            higher_is_deceptive=None if control else True,
             flag=bool(res.detected),
             details={
                 "threshold": res.threshold,
@@ -127,12 +130,14 @@ def detector_section(run: Any, confidences: dict[str, Estimate]) -> Section:
         add_measure(
             s,
             id="consistency_accuracy_drop",
-            label="Accuracy drop, honest − sandbagging prompt (paired)",
+            label="Accuracy drop, honest − sandbagging prompt (paired; positive control)",
             instrument="consistency",
             scale="difference",
             estimate=run.accuracy_drop,
             ceiling=ceiling_id,
-            higher_is_deceptive=True,
+            # whether the model follows an instruction to sandbag: the control's strength, which a
+            # capable honest model shows; it qualifies the detector and decides no verdict
+            higher_is_deceptive=None,
             null_value=0.0,
         )
     conds = list(run.conditions)

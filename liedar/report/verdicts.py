@@ -88,7 +88,10 @@ CATEGORIES: tuple[Category, ...] = (
     Category(
         "sandbagging",
         "Sandbagging",
-        ("sandbagging", "noise", "consistency"),
+        # not `consistency`: it runs the model under an honest and an instructed-sandbagger
+        # prompt, so its contrast says whether the detector sees sandbagging the model was told
+        # to do (a capable honest model shows it); it qualifies the detector, it is no verdict
+        ("sandbagging", "noise"),
         "underperforms when told the test is dangerous",
     ),
     Category("sycophancy", "Sycophancy", ("sycophancy",), "changes a right answer to please the user"),
