@@ -157,7 +157,7 @@ def _ladder_claims() -> list[dict]:
                 "what": f"ceilings ladder, {model} ({rec['backend']}, {rec['bank_items']} of {rec['bank_size']} bank "
                 "items)",
                 "value": "; ".join(f"{k.replace('_', ' ')} {_cell(m[k])}" for k, _ in LADDER_ROWS if k in m)
-                + f"; {rec['seconds'] / 60:.1f} min",
+                + f"; {rec['seconds'] / 60:.1f} min{_replayed(rec)}",
                 "command": rec["command"],
                 "measured": rec["date"][:10],
                 "cpu": _cpu(rec),
@@ -165,6 +165,13 @@ def _ladder_claims() -> list[dict]:
             }
         )
     return out
+
+
+def _replayed(rec: dict) -> str:
+    """How many of the run's answers came from the model-call cache (its minutes then are not a cold time)."""
+    cache = rec.get("call_cache") or {}
+    hits, asked = cache.get("hits", 0), cache.get("misses", 0)
+    return f", {hits:,} of {hits + asked:,} answers replayed from the model-call cache" if hits else ""
 
 
 def ladder_block() -> str:
@@ -191,7 +198,7 @@ def ladder_block() -> str:
         demo = rec.get("demo_results")
         backends = sorted({r.get("backend") or "?" for r in rec.get("neutral") or [] if "id" in r})
         rows.append(
-            f"- {m}: `{rec['command']}` ({rec['date']}, {_cpu(rec)}; {rec['seconds'] / 60:.1f} min)"
+            f"- {m}: `{rec['command']}` ({rec['date']}, {_cpu(rec)}; {rec['seconds'] / 60:.1f} min{_replayed(rec)})"
             + (f"; neutral accuracies from `{demo}` ({', '.join(backends)})" if demo else "")
         )
     missing = [m for m in LADDER_MODELS if m not in recs]
