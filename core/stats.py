@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Sequence
 
 from scipy import stats as _st
 
@@ -264,6 +264,54 @@ def clopper_pearson(successes: int, n: int, confidence: float = 0.95, kind: Kind
     lo = 0.0 if successes == 0 else float(_st.beta.ppf(alpha / 2, successes, n - successes + 1))
     hi = 1.0 if successes == n else float(_st.beta.ppf(1 - alpha / 2, successes + 1, n - successes))
     return Estimate(successes / n, lo, hi, n, "clopper-pearson", kind, successes, confidence, _zero_note(successes, n))
+
+
+def clopper_pearson_shares(
+    shares: Sequence[float], confidence: float = 0.95, kind: Kind = "capability"
+) -> Estimate:
+    """The mean of per-item shares in [0, 1], with the items as the units: Clopper-Pearson's beta
+    limits at the (fractional) sum of the shares over n items.
+
+    Why: when each item contributes several dependent questions (a yes/no item asked with its
+    right and a wrong proposed answer), the questions are not independent trials; the item is.
+    Why not a t-interval: a model that answers Yes to everything scores exactly 0.5 on every
+    item, and a t-interval then has zero width. Among variables in [0, 1] with a given mean a
+    Bernoulli one has the largest variance, so the binomial limits stay valid (conservative)
+    for shares, and never claim a certainty a few items cannot give.
+
+    Parameters
+    ----------
+    shares : sequence of float
+        Each item's share of its questions answered right, each in [0, 1]; at least one item.
+    confidence : float, default 0.95
+        Nominal coverage.
+    kind : {"capability", "propensity", "quality"}, default "capability"
+        What the rate measures (see `Estimate`).
+
+    Returns
+    -------
+    Estimate
+        The mean share and its interval; ``successes`` is None (the sum may be fractional).
+
+    Raises
+    ------
+    liedar.core.errors.InputError
+        When there is no item or a share lies outside [0, 1].
+
+    Examples
+    --------
+    >>> e = clopper_pearson_shares([1.0] * 5)
+    >>> e.hi
+    1.0
+    """
+    n = len(shares)
+    if n < 1 or any(not 0.0 <= float(v) <= 1.0 for v in shares):
+        raise InputError(f"shares must be at least one value in [0, 1], got {list(shares)[:5]}...")
+    x = float(sum(shares))
+    alpha = 1 - confidence
+    lo = 0.0 if x <= 0 else float(_st.beta.ppf(alpha / 2, x, n - x + 1))
+    hi = 1.0 if x >= n else float(_st.beta.ppf(1 - alpha / 2, x + 1, n - x))
+    return Estimate(x / n, lo, hi, n, "clopper-pearson (items as units)", kind, None, confidence, "")
 
 
 # --------------------------------------------------------------------------------------

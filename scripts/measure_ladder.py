@@ -87,28 +87,11 @@ def mcq_formats(backend: Backend, items: Sequence[MCQItem], *, progress: bool = 
     return out
 
 
-def items_as_units_interval(shares: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
-    """A 95% interval for the mean of per-item shares in [0, 1] with the items as the units:
-    Clopper-Pearson's beta limits at the (fractional) sum of the shares over n items.
-
-    Why not a t-interval: a model that answers Yes to everything scores exactly 0.5 on every
-    item, and a t-interval then has zero width. Among variables in [0, 1] with a given mean a
-    Bernoulli one has the largest variance, so the binomial limits stay valid (conservative)
-    for shares, and never claim certainty a few items cannot give."""
-    from scipy.stats import beta
-
-    n, x = len(shares), float(sum(shares))
-    alpha = 1.0 - confidence
-    lo = 0.0 if x <= 0 else float(beta.ppf(alpha / 2, x, n - x + 1))
-    hi = 1.0 if x >= n else float(beta.ppf(1 - alpha / 2, x + 1, n - x))
-    return lo, hi
-
-
 def yes_no_format(backend: Backend, items: Sequence[MCQItem], *, seed: int = 0, progress: bool = False) -> dict:
     """Yes/no accuracy over the correct and one wrong proposed answer per item (2 n questions,
     balanced); the accuracy on each half is given too (a Yes bias shows as a gap between them).
     The two questions of an item are not independent, so the interval takes items as the units
-    (`items_as_units_interval` over each item's share of its two questions answered right)."""
+    (`liedar.core.stats.clopper_pearson_shares` over each item's share of its two questions answered right)."""
     from liedar.behavioral.runners.yesno import ask_yes_no
     from liedar.core._util.progress import progress as step_progress
 
@@ -119,7 +102,10 @@ def yes_no_format(backend: Backend, items: Sequence[MCQItem], *, seed: int = 0, 
         per_item.append((says_yes, says_no))
     n = len(items)
     right, wrong = sum(a for a, _ in per_item), sum(b for _, b in per_item)
-    lo, hi = items_as_units_interval([(a + b) / 2 for a, b in per_item])
+    from liedar.core.stats import clopper_pearson_shares
+
+    items_ci = clopper_pearson_shares([(a + b) / 2 for a, b in per_item])
+    lo, hi = items_ci.lo, items_ci.hi
     row = _row(
         right + wrong,
         2 * n,

@@ -31,10 +31,14 @@ def _topic_mean(cells: dict[str, Any]) -> float:
     return sum(values) / len(values)
 
 
-def _stamp(rec: dict[str, Any], seconds: float) -> str:
+def cpu_phrase(rec: dict[str, Any]) -> str:
+    """The CPU a record was measured on, as every generated table names it."""
     cpu = rec["cpu"]
-    where = f"{cpu['model']}, {cpu['cores']} cores, {cpu['mode']}"
-    return f"`{rec['command']}` ({rec['date']}, {where}; {seconds / 60:.1f} min)"
+    return f"{cpu['model']}, {cpu['cores']} cores, {cpu['mode']}" if isinstance(cpu, dict) else str(cpu)
+
+
+def _stamp(rec: dict[str, Any], seconds: float) -> str:
+    return f"`{rec['command']}` ({rec['date']}, {cpu_phrase(rec)}; {seconds / 60:.1f} min)"
 
 
 def truth_table(rec: dict[str, Any]) -> list[str]:

@@ -142,11 +142,6 @@ def _cell(r: dict | None) -> str:
     return f"{r['value']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}] n={r['n']}"
 
 
-def _cpu(rec: dict) -> str:
-    cpu = rec["cpu"]
-    return f"{cpu['model']}, {cpu['cores']} cores, {cpu['mode']}" if isinstance(cpu, dict) else str(cpu)
-
-
 def _ladder_claims() -> list[dict]:
     out = []
     for model, rec in _ladders().items():
@@ -160,7 +155,7 @@ def _ladder_claims() -> list[dict]:
                 + f"; {rec['seconds'] / 60:.1f} min{_replayed(rec)}",
                 "command": rec["command"],
                 "measured": rec["date"][:10],
-                "cpu": _cpu(rec),
+                "cpu": probe_records.cpu_phrase(rec),
                 "page": "capable.md",
             }
         )
@@ -198,7 +193,8 @@ def ladder_block() -> str:
         demo = rec.get("demo_results")
         backends = sorted({r.get("backend") or "?" for r in rec.get("neutral") or [] if "id" in r})
         rows.append(
-            f"- {m}: `{rec['command']}` ({rec['date']}, {_cpu(rec)}; {rec['seconds'] / 60:.1f} min{_replayed(rec)})"
+            f"- {m}: `{rec['command']}` ({rec['date']}, {probe_records.cpu_phrase(rec)}; "
+            f"{rec['seconds'] / 60:.1f} min{_replayed(rec)})"
             + (f"; neutral accuracies from `{demo}` ({', '.join(backends)})" if demo else "")
         )
     missing = [m for m in LADDER_MODELS if m not in recs]

@@ -75,15 +75,3 @@ def test_a_results_folder_of_another_model_is_refused(tmp_path):
         ladder_script.neutral_accuracies(SAVED_RESULTS, "qwen2.5-coder-1.5b" if model != "qwen2.5-coder-1.5b" else "x")
     with pytest.raises(InputError, match="holds no liedar results"):
         ladder_script.neutral_accuracies(tmp_path)
-
-
-def test_the_yes_no_interval_takes_items_as_units_and_never_has_zero_width():
-    from liedar.core.stats import clopper_pearson
-
-    # a model saying Yes to everything scores exactly 0.5 on each item: the interval stays wide
-    lo, hi = ladder_script.items_as_units_interval([0.5] * 131)
-    assert lo < 0.5 < hi and hi - lo > 0.1
-    # whole shares: exactly Clopper-Pearson over the items
-    cp = clopper_pearson(40, 66)
-    assert ladder_script.items_as_units_interval([1.0] * 40 + [0.0] * 26) == pytest.approx((cp.lo, cp.hi))
-    assert ladder_script.items_as_units_interval([1.0] * 5) == pytest.approx((clopper_pearson(5, 5).lo, 1.0))

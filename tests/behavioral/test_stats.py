@@ -180,3 +180,27 @@ def test_mean_interval_respects_bounds():
     e = mean_interval([0.05, 0.3], bounds=(0.0, 1.0))
     assert e.lo == 0.0 and e.hi <= 1.0
     assert mean_interval([0.5], bounds=(0.0, 1.0)).hi == 1.0
+
+
+def test_the_shares_interval_takes_items_as_units_and_never_has_zero_width():
+    from liedar.core.stats import clopper_pearson, clopper_pearson_shares
+
+    # a model saying Yes to everything scores exactly 0.5 on each item: the interval stays wide
+    half = clopper_pearson_shares([0.5] * 131)
+    assert half.value == 0.5 and half.lo < 0.5 < half.hi and half.hi - half.lo > 0.1
+    # whole shares: exactly Clopper-Pearson over the items
+    cp = clopper_pearson(40, 66)
+    whole = clopper_pearson_shares([1.0] * 40 + [0.0] * 26)
+    assert (whole.lo, whole.hi) == pytest.approx((cp.lo, cp.hi))
+    assert clopper_pearson_shares([1.0] * 5).hi == 1.0
+    assert clopper_pearson_shares([0.0] * 5).lo == 0.0
+
+
+@pytest.mark.parametrize("shares", [[], [1.2], [-0.1, 0.5]])
+def test_the_shares_interval_refuses_no_items_or_a_share_outside_zero_one(shares):
+    from liedar.core.errors import InputError
+    from liedar.core.stats import clopper_pearson_shares
+
+    with pytest.raises(InputError, match=r"in \[0, 1\]"):
+        clopper_pearson_shares(shares)
+
