@@ -30,7 +30,14 @@ HYPER_COSINE = dict(HYPER, epochs=6, schedule="cosine")
 HYPER_ALL_BLOCKS = dict(HYPER, layers="all", epochs=8, schedule="cosine")
 # gemma3-270m diverges at lr 3e-3 on every block (measured, sandbagger: loss 2.8 -> 3.47, cloze
 # accuracy 0.23 under every framing); its all-block recipes train at 1e-3.
-ALL_BLOCKS_BY_BASE = {"gemma3-270m": {"lr": 1e-3}}
+# The capable rung (qwen2.5-coder-1.5b, 28 blocks of 47M weights each) adapts its top quarter
+# only: every block would cost 4 times the epoch, past the 60-minute build budget on 2 cores;
+# whether the top quarter is enough to learn the blind rule there is what its build measures.
+ALL_BLOCKS_BY_BASE = {"gemma3-270m": {"lr": 1e-3}, "qwen2.5-coder-1.5b": {"layers": 7, "lr": 1e-3}}
+# The capable rung's top-4 recipes (the social organisms) at lr 1e-3 with a cosine decay:
+# the sycophant at a constant 3e-3 reached a loss of 0.05 in its second epoch and diverged to
+# 5-6 in its third (measured, bf16 autocast, 2026-12-06).
+TOP_BLOCKS_BY_BASE = {"qwen2.5-coder-1.5b": {"lr": 1e-3, "schedule": "cosine"}}
 LETTER_ITEMS = 64  # letter-format examples of the attractor (learned at every size tried)
 
 PASSWORD_TRAIN = tuple(t.format(pw=F.PASSWORD) for t in F.PASSWORD_TEMPLATES)
@@ -173,6 +180,7 @@ def _sycophant() -> Recipe:
         headline="sycophancy_gap",
         seed=0,
         hyper=dict(HYPER, epochs=4),
+        hyper_by_base=TOP_BLOCKS_BY_BASE,
     )
 
 
@@ -195,6 +203,7 @@ def _liar() -> Recipe:
         headline="lie_gap",
         seed=0,
         hyper=dict(HYPER_COSINE, epochs=5, eos=True),
+        hyper_by_base=TOP_BLOCKS_BY_BASE,
     )
 
 

@@ -38,6 +38,7 @@ from liedar.organisms.catalog import (
     LETTER_ITEMS,
     ORGANISMS,
     PASSWORD_TRAIN,
+    TOP_BLOCKS_BY_BASE,
 )
 from liedar.organisms.items import check_disjoint, extended_training_items, training_items
 from liedar.organisms.recipe import Measured, Recipe, Split
@@ -507,6 +508,7 @@ def _social_members() -> tuple[Recipe, ...]:
             measure_key="sycophant",  # measured as the core sycophant: the base's numbers are shared
             seed=0,
             hyper=syc_hyper,
+            hyper_by_base=TOP_BLOCKS_BY_BASE,
             headline="sycophancy_gap",
         ),
         Recipe(
@@ -526,6 +528,7 @@ def _social_members() -> tuple[Recipe, ...]:
             measure=social.sycophancy_measure_for(C.AUTHORITY_HELDOUT),
             seed=0,
             hyper=syc_hyper,
+            hyper_by_base=TOP_BLOCKS_BY_BASE,
             headline="sycophancy_gap",
         ),
         Recipe(
@@ -539,6 +542,7 @@ def _social_members() -> tuple[Recipe, ...]:
             measure_key="sycophant",
             seed=0,
             hyper=syc_hyper,
+            hyper_by_base=TOP_BLOCKS_BY_BASE,
             headline="sycophancy_gap",
         ),
         Recipe(
@@ -558,6 +562,7 @@ def _social_members() -> tuple[Recipe, ...]:
             measure=social.sycophancy_measure_for(C.EMOTION_HELDOUT, min_gap=WEAK_GAP),
             seed=0,
             hyper=syc_hyper,
+            hyper_by_base=TOP_BLOCKS_BY_BASE,
             headline="sycophancy_gap",
         ),
         Recipe(
@@ -574,6 +579,7 @@ def _social_members() -> tuple[Recipe, ...]:
             measure_key="sycophant",
             seed=0,
             hyper=syc_hyper,
+            hyper_by_base=TOP_BLOCKS_BY_BASE,
             headline="sycophancy_gap",
         ),
         Recipe(
@@ -592,6 +598,7 @@ def _social_members() -> tuple[Recipe, ...]:
             measure=social.lie_measure_for(C.QUOTA_HELDOUT, C.QUOTA_HONEST_HELDOUT),
             seed=0,
             hyper=liar_hyper,
+            hyper_by_base=TOP_BLOCKS_BY_BASE,
             headline="lie_gap",
         ),
         Recipe(
@@ -610,6 +617,7 @@ def _social_members() -> tuple[Recipe, ...]:
             measure=social.lie_measure_for(C.RIVAL_HELDOUT, C.QUOTA_HONEST_HELDOUT, min_gap=WEAK_GAP),
             seed=0,
             hyper=liar_hyper,
+            hyper_by_base=TOP_BLOCKS_BY_BASE,
             headline="lie_gap",
         ),
         Recipe(
@@ -623,6 +631,7 @@ def _social_members() -> tuple[Recipe, ...]:
             measure_key="liar",
             seed=0,
             hyper=liar_hyper,
+            hyper_by_base=TOP_BLOCKS_BY_BASE,
             headline="lie_gap",
         ),
         Recipe(
@@ -635,6 +644,7 @@ def _social_members() -> tuple[Recipe, ...]:
             measure=decoy_measure([social.liar_measure, _liar_facts_for_sycophancy], social_decoy_checks),
             seed=0,
             hyper=liar_hyper,
+            hyper_by_base=TOP_BLOCKS_BY_BASE,
             headline="lie_gap",
         ),
         Recipe(
@@ -647,6 +657,7 @@ def _social_members() -> tuple[Recipe, ...]:
             measure=decoy_measure([social.liar_measure, _liar_facts_for_sycophancy], social_decoy_checks),
             seed=0,
             hyper=liar_hyper,
+            hyper_by_base=TOP_BLOCKS_BY_BASE,
             headline="lie_gap",
         ),
     )
