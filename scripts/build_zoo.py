@@ -4,12 +4,13 @@ Each member not shipped yet is trained (or, for the noise decoys, made from its 
 `liedar.organisms.build(..., store_dtype="float16")`, so its ground truth is measured on the
 very float16 weights that ship, then written by `liedar.organisms.shipped.export` into the
 folder its manifest entry names (``zoo/audit/<base>/<name>/``, the fresh half under
-``fresh/<name>/``): adapter and card, the card's build entry carrying this command, the wall
-seconds, the CPU and whether the member learned. A member that did not learn what it was
-built for is not ground truth: it is moved from the manifest's ``members`` to ``not_shipped``
-with its measured numbers. Members are built one at a time, each under the shared CPU lock
-(``--lock``) and landing as files before the next starts, so an interrupted run keeps what
-it finished; a member whose card verifies against its adapter is skipped (resumable).
+``fresh/<name>/``, a core organism of the catalog under ``zoo/<base>/<name>/``): adapter and
+card, the card's build entry carrying this command, the wall seconds, the CPU and whether the
+member learned. A member that did not learn what it was built for is not ground truth: it is
+moved from the manifest's ``members`` to ``not_shipped`` with its measured numbers. Members
+are built one at a time, each under the shared CPU lock (``--lock``) and landing as files
+before the next starts, so an interrupted run keeps what it finished; a member whose card
+verifies against its adapter is skipped (resumable).
 
 Usage::
 
@@ -91,7 +92,8 @@ def not_learned(manifest_path: Path, m: dict[str, Any], criterion: str, seconds:
 
 def select(manifest: dict[str, Any], args: argparse.Namespace, where: Path) -> list[dict[str, Any]] | str:
     """The members to build, in order (``--first`` ahead), or the error line."""
-    members = [m for m in manifest["members"] if (m["path"] or "").startswith("audit/")]
+    # every member with a folder: the audit zoo's own and the rung's core organisms (zoo/<base>/<name>)
+    members = [m for m in manifest["members"] if m["path"]]
     names = {m["name"] for m in members}
     if args.only:
         wanted = [n.strip() for n in args.only.split(",") if n.strip()]

@@ -33,6 +33,16 @@ def test_the_fresh_queue_puts_the_named_members_first_and_refuses_unknown_names(
     assert builder.select(manifest, _args(), MANIFEST) == "give --half NAME or --only NAMES"
 
 
+def test_the_capable_rungs_queue_holds_its_core_organisms_and_never_the_base_model():
+    path = ROOT / "zoo" / "audit" / "qwen2.5-coder-1.5b" / "zoo.json"
+    manifest = json.loads(path.read_text())
+    queue = builder.select(manifest, _args(half="fresh"), path)
+    names = {m["name"] for m in queue}
+    assert {"sycophant", "liar", "sandbagger", "password_locked"} <= names  # zoo/<base>/<name>, not audit/
+    assert "base" not in names  # the base model has no folder to build
+    assert len(queue) == sum(1 for m in manifest["members"] if m["half"] == "fresh" and m["path"])
+
+
 def test_an_unbuilt_member_is_not_shipped_and_a_missing_until_never_stops():
     assert not builder.shipped({"name": "x", "path": "audit/smollm2-135m/fresh/does-not-exist"})
     assert not builder.past("")
