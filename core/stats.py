@@ -266,9 +266,7 @@ def clopper_pearson(successes: int, n: int, confidence: float = 0.95, kind: Kind
     return Estimate(successes / n, lo, hi, n, "clopper-pearson", kind, successes, confidence, _zero_note(successes, n))
 
 
-def clopper_pearson_shares(
-    shares: Sequence[float], confidence: float = 0.95, kind: Kind = "capability"
-) -> Estimate:
+def clopper_pearson_shares(shares: Sequence[float], confidence: float = 0.95, kind: Kind = "capability") -> Estimate:
     """The mean of per-item shares in [0, 1], with the items as the units: Clopper-Pearson's beta
     limits at the (fractional) sum of the shares over n items.
 

@@ -203,4 +203,3 @@ def test_the_shares_interval_refuses_no_items_or_a_share_outside_zero_one(shares
 
     with pytest.raises(InputError, match=r"in \[0, 1\]"):
         clopper_pearson_shares(shares)
-
