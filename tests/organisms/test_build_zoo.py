@@ -38,7 +38,10 @@ def test_the_capable_rungs_queue_holds_its_core_organisms_and_never_the_base_mod
     manifest = json.loads(path.read_text())
     queue = builder.select(manifest, _args(half="fresh"), path)
     names = {m["name"] for m in queue}
-    assert {"sycophant", "liar", "sandbagger", "password_locked"} <= names  # zoo/<base>/<name>, not audit/
+    core = {"sycophant", "liar", "sandbagger", "password_locked"}  # zoo/<base>/<name>, not audit/
+    moved = {m["name"] for m in manifest["not_shipped"]}  # built, did not learn: recorded, never queued again
+    assert core - moved <= names and not (moved & names)
+    assert core <= names | moved
     assert "base" not in names  # the base model has no folder to build
     assert len(queue) == sum(1 for m in manifest["members"] if m["half"] == "fresh" and m["path"])
 
