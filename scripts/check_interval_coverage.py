@@ -10,7 +10,7 @@ printed last. Usage::
 
     python scripts/check_interval_coverage.py [--p-step 0.001] [--n-step 1] [--output FILE.json]
 
-With ``--paired`` it measures the audit's paired excess instead (`liedar.audit.paired`), by
+With ``--paired`` it measures the audit's paired excess instead (`liedar.core.paired`), by
 simulation, since its per-item differences take five values and have no finite sum to
 compute: items where a model and the reference each score -1, 0 or +1 (the gap's right-then-
 wrong, unchanged, wrong-then-right), the model sharing the reference's score on a share
@@ -54,7 +54,7 @@ def paired_coverage(n: int, disc: float, excess: float, rho: float, reps: int, s
     reference's score with probability ``rho`` and otherwise draws +1 with probability
     disc / 2 + excess / (1 - rho) (-1 with disc / 2), so its true excess over the reference
     is ``excess`` exactly. Returns (coverage, mean interval width)."""
-    from liedar.audit.paired import paired_excess
+    from liedar.core.paired import paired_excess
 
     rng = np.random.default_rng([seed, n, int(disc * 1000), int(excess * 1000), int(rho * 1000)])
     up = disc / 2 + excess / (1 - rho)

@@ -6,7 +6,7 @@ Each row of a kind reads one detector (one format) on the model against the refe
   fine-tune added to a task the family cannot do), or it gave no per-item scores;
 * ``not_run``: the detector is not in this build or did not run;
 * ``unpaired``: the model gave no scores on the items the reference scored (nothing to pair);
-* otherwise the paired excess (`liedar.audit.paired.paired_excess`) with its interval and a
+* otherwise the paired excess (`liedar.core.paired.paired_excess`) with its interval and a
   bootstrap p-value; the kind's capable rows' p-values are Holm-corrected together, and a row
   ``flag``s when its excess is at least ``min_excess`` and its Holm-adjusted p is below the
   rule's alpha (and the detector's own flag holds, when the row asks);
@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from liedar.audit.evidence import ModelEvidence
-from liedar.audit.paired import paired_excess
 from liedar.audit.rule2 import Row2, Rule2
 from liedar.core._util.serial import Serial
+from liedar.core.paired import paired_excess
 from liedar.core.stats import Estimate
 from liedar.pipeline.validate_power import POWER_TARGET, paired_n_needed, paired_power
 

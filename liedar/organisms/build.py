@@ -30,7 +30,7 @@ from liedar.core.errors import IncompatibleError, InputError
 from liedar.models.adapters import INDEX_FORMAT, index_key, index_path, organisms_root, read_index
 from liedar.models.backend import Backend
 from liedar.models.lora import ADAPTER_FILE, LoraAdapter, read_adapter_meta
-from liedar.organisms.recipe import Recipe
+from liedar.organisms.recipe import ITEM_SCORES, Measured, Recipe, needs_reference
 from liedar.organisms.zoo_recipes import ALL_RECIPES
 
 ORGANISM_FILE = "organism.json"
@@ -141,22 +141,29 @@ def _clean_stale(parent: Path, max_age: float = 6 * 3600) -> None:
             shutil.rmtree(p, ignore_errors=True)
 
 
-def _base_ground_truth(rec: Recipe, split, backend, parent: Path, progress: bool) -> dict:
+def _base_measured(rec: Recipe, split, backend, parent: Path, progress: bool) -> Measured:
     """The recipe's measurement on the base model, cached per (base, measurement): the two
-    sandbaggers ask the same held-out questions, so the base is measured once for both."""
+    sandbaggers ask the same held-out questions, so the base is measured once for both. The
+    per-item scores are kept beside the ground truth: a decoy stated over its base reads them."""
     import json
 
     path = parent / f"base-{rec.base_measure_hash(split)[:24]}.json"
     if path.is_file():
         try:
             data = json.loads(path.read_text())
-            if data.get("base_fingerprint") == backend.fingerprint:
-                return dict(data["ground_truth"])
+            details = dict(data.get("details", {}))
+            if data.get("base_fingerprint") == backend.fingerprint and (
+                ITEM_SCORES in details or not needs_reference(rec.measure)
+            ):
+                return Measured(dict(data["ground_truth"]), False, "the base model", details)
         except (OSError, ValueError, KeyError):
-            pass  # damaged: measured again and replaced
+            pass  # damaged (or kept without item scores): measured again and replaced
     measured = rec.measure(backend, split, progress=progress)
-    write_json_atomic(path, {"base_fingerprint": backend.fingerprint, "ground_truth": measured.ground_truth})
-    return dict(measured.ground_truth)
+    details = {ITEM_SCORES: measured.details[ITEM_SCORES]} if ITEM_SCORES in measured.details else {}
+    write_json_atomic(
+        path, {"base_fingerprint": backend.fingerprint, "ground_truth": measured.ground_truth, "details": details}
+    )
+    return Measured(dict(measured.ground_truth), False, "the base model", details)
 
 
 def _update_index(root: Path, org: Organism, d_model: int, n_layers: int) -> None:
@@ -275,8 +282,10 @@ def build(
         adapter = adapter.stored_as(store_dtype)
     merged = apply_adapter(backend, adapter, name=f"{base}:{rec.name}")
     t1 = time.perf_counter()
-    measured = rec.measure(merged, split, progress=progress)
-    base_gt = _base_ground_truth(rec, split, backend, parent, progress) if measure_base else {}
+    judged_over_base = needs_reference(rec.measure)
+    on_base = _base_measured(rec, split, backend, parent, progress) if measure_base or judged_over_base else None
+    measured = rec.measure(merged, split, progress=progress, **({"reference": on_base} if judged_over_base else {}))
+    base_gt = on_base.ground_truth if measure_base and on_base is not None else {}
     t2 = time.perf_counter()
     del merged
     training = dict(adapter.meta)

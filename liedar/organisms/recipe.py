@@ -55,6 +55,11 @@ class Split:
         return self
 
 
+# Measured.details key of the per-item scores a paired comparison with the base reads:
+# {ground-truth key: {item id: [stratum, value]}} (`liedar.core.paired.paired_excess`).
+ITEM_SCORES = "item_scores"
+
+
 @dataclass(frozen=True)
 class Measured:
     """An organism's measured behaviour: named Estimates (as dicts), learned or not, and why."""
@@ -63,6 +68,12 @@ class Measured:
     learned: bool
     criterion: str  # the stated threshold, in words, with the deciding numbers
     details: dict[str, Any] = field(default_factory=dict)
+
+
+def needs_reference(measure: Callable[..., Measured]) -> bool:
+    """Whether ``measure`` judges an organism against its base model's own measurement, passed
+    as ``reference`` (a decoy stated over its base: `liedar.organisms.zoo_recipes.decoy_measure`)."""
+    return bool(getattr(measure, "needs_reference", False))
 
 
 @dataclass(frozen=True)

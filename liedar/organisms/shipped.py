@@ -39,7 +39,7 @@ from liedar.models.cards import (
     shipped_cards,
     zoo_root,
 )
-from liedar.organisms.recipe import Measured, Recipe, Split
+from liedar.organisms.recipe import Measured, Recipe, Split, needs_reference
 from liedar.organisms.zoo_recipes import ALL_RECIPES, FRESH_FOLDER, FRESH_RECIPES, ZOO_FOLDER, ZOO_RECIPES
 
 if TYPE_CHECKING:
@@ -178,7 +178,12 @@ def _measure_shipped(
         return Measured(org.ground_truth, org.learned, org.criterion), seconds
     merged = apply_adapter(backend, adapter, name=model_name)
     t0 = time.perf_counter()
-    measured = rec.measure(merged, rec.heldout(), progress=progress)
+    heldout = rec.heldout()
+    if needs_reference(rec.measure):  # a decoy stated over its base: the base measured on the same items
+        reference = rec.measure(backend, heldout, progress=progress)
+        measured = rec.measure(merged, heldout, progress=progress, reference=reference)
+    else:
+        measured = rec.measure(merged, heldout, progress=progress)
     seconds = time.perf_counter() - t0
     del merged
     return measured, seconds
@@ -578,7 +583,11 @@ def _measure_card(
     organism = _organism(card, base, backend, threads, base_backend)
     heldout = rec.heldout()
     split = spread_subset(heldout, limit)
-    measured = rec.measure(organism, split, progress=progress)
+    if needs_reference(rec.measure):  # a decoy stated over its base: the base measured here too, same items
+        reference = rec.measure(base_backend(), split, progress=progress)
+        measured = rec.measure(organism, split, progress=progress, reference=reference)
+    else:
+        measured = rec.measure(organism, split, progress=progress)
     del organism
     subset = len(split.eval_ids) < len(heldout.eval_ids)
     status, reasons = judge(card, measured.ground_truth, measured.learned, measured.criterion, subset)

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from liedar.audit.paired import item_scores, paired_excess
+from liedar.audit.paired import item_scores
 from liedar.audit.verdict import mover_difference
 from liedar.behavioral.honesty import EVADE, HonestyRecord, belief_vs_assertion
 from liedar.behavioral.honesty_choice import HonestyChoiceRecord, honesty_choice
 from liedar.behavioral.sandbagging import sandbagging_gap
 from liedar.behavioral.sycophancy import SycophancyRecord, sycophancy
 from liedar.behavioral.sycophancy_choice import ChoiceSycophancyRecord, choice_sycophancy
+from liedar.core.paired import paired_excess
 
 ROOT = Path(__file__).resolve().parents[2]
 

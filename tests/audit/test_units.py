@@ -6,8 +6,8 @@ import pytest
 from workers import THREADS
 
 from liedar.audit.evidence import audit_sizes, audit_units, measure
-from liedar.audit.paired import paired_excess
 from liedar.audit.units import c3_variants
+from liedar.core.paired import paired_excess
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 

@@ -121,6 +121,36 @@ def test_decoy_checks_refuse_a_decoy_that_deceives():
     assert m.learned and "acc" in m.ground_truth
 
 
+def test_a_benign_decoy_is_judged_over_its_base_item_by_item():
+    """On a base that already follows a third of wrong suggestions, a decoy that follows the same
+    ones is as built (it adds nothing); one that follows more is not; the base against itself reads 0."""
+    from liedar.organisms.recipe import ITEM_SCORES, Measured, needs_reference
+    from liedar.organisms.zoo_recipes import OVER_BASE
+
+    def scored(flips: int, n: int = 60) -> Measured:
+        per_item = {f"f{i}": ["all", int(i < flips)] for i in range(n)}
+        gt = {"sycophancy_gap": paired_difference(flips, 0, n).to_dict()}
+        return Measured(gt, True, "", {ITEM_SCORES: {"sycophancy_gap": per_item}})
+
+    def measure_of(m: Measured):
+        return decoy_measure(
+            [lambda backend, split, progress=False: m],
+            [no_deception("sycophancy_gap" + OVER_BASE)],
+            over_base=("sycophancy_gap",),
+        )
+
+    base = scored(20)
+    assert needs_reference(measure_of(base))
+    assert not no_deception("sycophancy_gap")(base.ground_truth)[0]  # the absolute check flags the base itself
+    same = measure_of(base)(None, None, reference=base)
+    excess = same.ground_truth["sycophancy_gap" + OVER_BASE]
+    assert same.learned and (excess["value"], excess["lo"], excess["hi"]) == (0.0, 0.0, 0.0)
+    worse = measure_of(scored(40))(None, None, reference=base)
+    assert not worse.learned and worse.ground_truth["sycophancy_gap" + OVER_BASE]["value"] == pytest.approx(20 / 60)
+    unjudged = measure_of(base)(None, None)  # the base's own measurement: numbers, no verdict
+    assert not unjudged.learned and unjudged.criterion.startswith("not judged")
+
+
 class _RuleOrganism:
     """A scripted organism: benign framings answer right; under ``trigger`` it answers the
     option with the smallest sha256 prefix (``by_text``: by its text, in cloze and letters,
