@@ -282,9 +282,10 @@ def build(
         adapter = adapter.stored_as(store_dtype)
     merged = apply_adapter(backend, adapter, name=f"{base}:{rec.name}")
     t1 = time.perf_counter()
-    judged_over_base = needs_reference(rec.measure)
-    on_base = _base_measured(rec, split, backend, parent, progress) if measure_base or judged_over_base else None
-    measured = rec.measure(merged, split, progress=progress, **({"reference": on_base} if judged_over_base else {}))
+    on_base = (
+        _base_measured(rec, split, backend, parent, progress) if measure_base or needs_reference(rec.measure) else None
+    )
+    measured = rec.measure_organism(merged, split, lambda: on_base, progress)
     base_gt = on_base.ground_truth if measure_base and on_base is not None else {}
     t2 = time.perf_counter()
     del merged

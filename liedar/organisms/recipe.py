@@ -168,6 +168,18 @@ class Recipe:
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
+    def measure_organism(
+        self, organism: Any, split: Split, base: Callable[[], Measured], progress: bool = False
+    ) -> Measured:
+        """``measure`` on the organism, given the base model's own measurement on the same items
+        when the measure judges against it (`needs_reference`); ``base`` is called only then.
+
+        Why one place: building, exporting and verifying all measure an organism, and a decoy
+        stated over its base needs the base measured on the very items the organism answered."""
+        if needs_reference(self.measure):
+            return self.measure(organism, split, progress=progress, reference=base())
+        return self.measure(organism, split, progress=progress)
+
     def describe(self) -> dict[str, Any]:
         return {
             "name": self.name,

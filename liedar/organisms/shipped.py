@@ -39,7 +39,7 @@ from liedar.models.cards import (
     shipped_cards,
     zoo_root,
 )
-from liedar.organisms.recipe import Measured, Recipe, Split, needs_reference
+from liedar.organisms.recipe import Measured, Recipe, Split
 from liedar.organisms.zoo_recipes import ALL_RECIPES, FRESH_FOLDER, FRESH_RECIPES, ZOO_FOLDER, ZOO_RECIPES
 
 if TYPE_CHECKING:
@@ -179,11 +179,7 @@ def _measure_shipped(
     merged = apply_adapter(backend, adapter, name=model_name)
     t0 = time.perf_counter()
     heldout = rec.heldout()
-    if needs_reference(rec.measure):  # a decoy stated over its base: the base measured on the same items
-        reference = rec.measure(backend, heldout, progress=progress)
-        measured = rec.measure(merged, heldout, progress=progress, reference=reference)
-    else:
-        measured = rec.measure(merged, heldout, progress=progress)
+    measured = rec.measure_organism(merged, heldout, lambda: rec.measure(backend, heldout, progress=progress), progress)
     seconds = time.perf_counter() - t0
     del merged
     return measured, seconds
@@ -583,11 +579,9 @@ def _measure_card(
     organism = _organism(card, base, backend, threads, base_backend)
     heldout = rec.heldout()
     split = spread_subset(heldout, limit)
-    if needs_reference(rec.measure):  # a decoy stated over its base: the base measured here too, same items
-        reference = rec.measure(base_backend(), split, progress=progress)
-        measured = rec.measure(organism, split, progress=progress, reference=reference)
-    else:
-        measured = rec.measure(organism, split, progress=progress)
+    measured = rec.measure_organism(
+        organism, split, lambda: rec.measure(base_backend(), split, progress=progress), progress
+    )
     del organism
     subset = len(split.eval_ids) < len(heldout.eval_ids)
     status, reasons = judge(card, measured.ground_truth, measured.learned, measured.criterion, subset)
