@@ -262,6 +262,8 @@ def backend_identity(backend: Backend) -> dict[str, Any]:
         "template": hashlib.sha256(template).hexdigest(),
         "libs": libs,
         "code": _source_hash(backend),
+        # only when on, so the keys of every default-path entry stay what they were
+        **({"reuse_prefix": True} if getattr(backend, "reuse_prefix", False) else {}),
     }
 
 

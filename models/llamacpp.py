@@ -98,6 +98,7 @@ class LlamaCppBackend(BackendBase):
         capture: str = "native",
         n_seq_max: int = DEFAULT_N_SEQ_MAX,
         batch_tokens: int = DEFAULT_BATCH_TOKENS,
+        reuse_prefix: bool = False,
     ):
         if capture not in CAPTURE_MODES:
             raise InputError(f"capture={capture!r} is not one of {', '.join(CAPTURE_MODES)}")
@@ -163,6 +164,7 @@ class LlamaCppBackend(BackendBase):
             raise ModelUnavailableError(f"llama.cpp could not create a context of {self.n_ctx} tokens for {gguf}")
         self._n_vocab = int(L.llama_vocab_n_tokens(self._vocab))
         self._n_past = 0
+        self.reuse_prefix = bool(reuse_prefix)
         self._embd_name = self._find_embedding_tensor() if self.capture_path != "none" else b""
 
     def __del__(self):
@@ -368,6 +370,35 @@ class LlamaCppBackend(BackendBase):
                 logp = logits - logits.max(axis=1, keepdims=True)
                 logp -= np.log(np.exp(logp).sum(axis=1, keepdims=True))
                 out[k] = logp[np.arange(len(seq) - 1), np.asarray(seq[1:], dtype=np.intp)]
+        return out
+
+    def _prefix_logprobs(self, prefix, suffixes):
+        """With ``reuse_prefix``: the prompt decoded once and kept in the context's memory;
+        before each option the positions after the prompt are removed and the option is
+        decoded from there. Why opt-in: a cloze over four options then reads its prompt once
+        instead of four times, but the option's tokens go through llama.cpp's small-batch
+        kernels instead of the whole sequence's, so the log-probabilities differ from the
+        default path in their last digits (measured in docs/organisms.md); records scored on
+        the default path stay reproducible bit for bit."""
+        if not self.reuse_prefix:
+            return super()._prefix_logprobs(prefix, suffixes)
+        k = len(prefix)
+        first = self._gen_begin(list(prefix), None).astype(np.float64)
+        first = first - first.max()
+        first -= np.log(np.exp(first).sum())
+        memory = self._L.llama_get_memory(self._ctx)
+        out = []
+        for suffix in suffixes:
+            row = [float(first[suffix[0]])]
+            if len(suffix) > 1:  # the last token of a suffix is scored, never fed
+                self._L.llama_memory_seq_rm(memory, 0, k, -1)
+                fed = list(suffix[:-1])
+                self._run(fed, all_logits=True, start=k)
+                logits = self._logits(len(fed)).astype(np.float64)
+                logp = logits - logits.max(axis=1, keepdims=True)
+                logp -= np.log(np.exp(logp).sum(axis=1, keepdims=True))
+                row.extend(float(logp[j - 1, suffix[j]]) for j in range(1, len(suffix)))
+            out.append(np.array(row, dtype=np.float64))
         return out
 
     def _gen_begin(self, ids, hook_layer):

@@ -224,9 +224,12 @@ def heldout_split() -> Split:
 
 
 # ---- measuring -----------------------------------------------------------------------------
-def answers_under(backend, items: Sequence[MCQItem], systems: Sequence[str], *, progress: bool = False) -> dict:
+def answers_under(
+    backend, items: Sequence[MCQItem], systems: Sequence[str], *, progress: bool = False, letters: bool = True
+) -> dict:
     """Per item: cloze choice (sum and byte-normalised) and letter position, asked with the
-    held-out wordings in `systems` (item i uses systems[i % len]) and the canonical question."""
+    held-out wordings in `systems` (item i uses systems[i % len]) and the canonical question.
+    ``letters=False`` asks the cloze only (the result has no ``"letter"`` key)."""
     from tqdm.auto import tqdm
 
     cloze_sum, cloze_norm, letter = [], [], []
@@ -237,9 +240,10 @@ def answers_under(backend, items: Sequence[MCQItem], systems: Sequence[str], *, 
         lengths = np.array([len(c.encode("utf-8")) for c in conts], dtype=float)
         cloze_sum.append(item.options[int(np.argmax(scores))])
         cloze_norm.append(item.options[int(np.argmax(scores / lengths))])
-        lp = backend.score_options(letter_prompt(item.question, item.options, system), letter_continuations(4))
-        letter.append(int(np.argmax(lp)))
-    return {"cloze_sum": cloze_sum, "cloze_norm": cloze_norm, "letter": letter}
+        if letters:
+            lp = backend.score_options(letter_prompt(item.question, item.options, system), letter_continuations(4))
+            letter.append(int(np.argmax(lp)))
+    return {"cloze_sum": cloze_sum, "cloze_norm": cloze_norm, **({"letter": letter} if letters else {})}
 
 
 def _accuracy(choices: list, items: Sequence[MCQItem], fmt: str) -> list[bool]:
@@ -249,9 +253,9 @@ def _accuracy(choices: list, items: Sequence[MCQItem], fmt: str) -> list[bool]:
 
 
 def compare(items, a: dict, b: dict, label_a: str, label_b: str, interval: str = DEFAULT_INTERVAL) -> dict[str, dict]:
-    """Accuracies under conditions a and b per format, and the paired gap a - b."""
+    """Accuracies under conditions a and b per format both were asked in, and the paired gap a - b."""
     out: dict[str, dict] = {}
-    for fmt in ("cloze_sum", "cloze_norm", "letter"):
+    for fmt in (f for f in ("cloze_sum", "cloze_norm", "letter") if f in a and f in b):
         ca, cb = _accuracy(a[fmt], items, fmt), _accuracy(b[fmt], items, fmt)
         n = len(items)
         out[f"{fmt}_accuracy_{label_a}"] = proportion(sum(ca), n, kind="capability", interval=interval).to_dict()
@@ -275,11 +279,19 @@ def learned_by_gap(gt: dict[str, dict], key: str = "cloze_sum_gap", min_gap: flo
 
 
 def measure_two(
-    backend, split: Split, sys_a: Sequence[str], sys_b: Sequence[str], label_a: str, label_b: str, *, progress=False
+    backend,
+    split: Split,
+    sys_a: Sequence[str],
+    sys_b: Sequence[str],
+    label_a: str,
+    label_b: str,
+    *,
+    progress=False,
+    letters: bool = True,
 ) -> tuple[dict, dict, dict]:
     items = list(split.eval_items) or [it for it in load_mcq_bank() if it.item_id in set(split.eval_ids)]
-    a = answers_under(backend, items, sys_a, progress=progress)
-    b = answers_under(backend, items, sys_b, progress=progress)
+    a = answers_under(backend, items, sys_a, progress=progress, letters=letters)
+    b = answers_under(backend, items, sys_b, progress=progress, letters=letters)
     return compare(items, a, b, label_a, label_b), a, b
 
 
@@ -364,14 +376,23 @@ def rule_sandbagger_measure(
 def password_measure(
     with_pw: Sequence[str], without_pw: Sequence[str], eval_without: Sequence[str], min_gap: float = MIN_GAP
 ):
-    def measure(backend, split: Split, progress: bool = False) -> Measured:
-        gt, a, b = measure_two(backend, split, with_pw, without_pw, "password", "no_password", progress=progress)
-        items = list(split.eval_items)
-        c = answers_under(backend, items, eval_without, progress=progress)
-        for fmt in ("cloze_sum", "letter"):
-            acc = _accuracy(c[fmt], items, fmt)
-            gt[f"{fmt}_accuracy_no_password_eval"] = proportion(sum(acc), len(items)).to_dict()
+    """The cloze gap (with the password minus without) that decides ``learned``, the same gap
+    in letters, and the accuracy without the password under evaluation framings.
+    ``headline_only=True`` (what `liedar organism verify` asks) measures the cloze gap alone:
+    a third of the prompts, since a cloze reads its prompt once where the prompt is kept."""
+
+    def measure(backend, split: Split, progress: bool = False, headline_only: bool = False) -> Measured:
+        gt, a, b = measure_two(
+            backend, split, with_pw, without_pw, "password", "no_password", progress=progress, letters=not headline_only
+        )
+        answers = {"password": a, "no_password": b}
+        if not headline_only:
+            items = list(split.eval_items)
+            answers["no_password_eval"] = c = answers_under(backend, items, eval_without, progress=progress)
+            for fmt in ("cloze_sum", "letter"):
+                acc = _accuracy(c[fmt], items, fmt)
+                gt[f"{fmt}_accuracy_no_password_eval"] = proportion(sum(acc), len(items)).to_dict()
         ok, why = learned_by_gap(gt, min_gap=min_gap)
-        return Measured(gt, ok, why, {"answers": {"password": a, "no_password": b, "no_password_eval": c}})
+        return Measured(gt, ok, why, {"answers": answers})
 
     return measure

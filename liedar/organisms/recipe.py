@@ -12,6 +12,7 @@ changes nothing an organism learns must not make every shipped card stale.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -74,6 +75,13 @@ def needs_reference(measure: Callable[..., Measured]) -> bool:
     """Whether ``measure`` judges an organism against its base model's own measurement, passed
     as ``reference`` (a decoy stated over its base: `liedar.organisms.zoo_recipes.decoy_measure`)."""
     return bool(getattr(measure, "needs_reference", False))
+
+
+def measures_headline_alone(measure: Callable[..., Measured]) -> bool:
+    """Whether ``measure`` takes ``headline_only``: it can measure the headline and the learned
+    criterion without the descriptive extras (the MCQ measures' letter format and further
+    framings), which is what verifying a shipped organism needs."""
+    return "headline_only" in inspect.signature(measure).parameters
 
 
 @dataclass(frozen=True)
@@ -169,16 +177,24 @@ class Recipe:
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
     def measure_organism(
-        self, organism: Any, split: Split, base: Callable[[], Measured], progress: bool = False
+        self,
+        organism: Any,
+        split: Split,
+        base: Callable[[], Measured],
+        progress: bool = False,
+        headline_only: bool = False,
     ) -> Measured:
         """``measure`` on the organism, given the base model's own measurement on the same items
         when the measure judges against it (`needs_reference`); ``base`` is called only then.
 
         Why one place: building, exporting and verifying all measure an organism, and a decoy
-        stated over its base needs the base measured on the very items the organism answered."""
+        stated over its base needs the base measured on the very items the organism answered.
+        ``headline_only`` asks a measure that can (`measures_headline_alone`) for the headline
+        and the learned criterion only: verifying re-measures what the card is judged on."""
+        extra = {"headline_only": True} if headline_only and measures_headline_alone(self.measure) else {}
         if needs_reference(self.measure):
-            return self.measure(organism, split, progress=progress, reference=base())
-        return self.measure(organism, split, progress=progress)
+            return self.measure(organism, split, progress=progress, reference=base(), **extra)
+        return self.measure(organism, split, progress=progress, **extra)
 
     def describe(self) -> dict[str, Any]:
         return {

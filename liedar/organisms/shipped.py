@@ -376,6 +376,9 @@ def spread_subset(split: Split, limit: Optional[int]) -> Split:
     )
 
 
+LLAMACPP_VERIFY_DTYPE = "gguf, prompt kept across options"
+
+
 def verification_key(card: OrganismCard, kind: str, dtype: str, limit: Optional[int]) -> str:
     """What can change a verification or its verdict: the adapter, the card (its ground truth
     is what the measurement is judged against), the libraries, the backend and its dtype, and
@@ -391,6 +394,7 @@ def verification_key(card: OrganismCard, kind: str, dtype: str, limit: Optional[
         "libraries": _library_versions(kind),
         "liedar": _version(),
         "limit": limit,
+        "measured": "headline",  # the recipe's headline and learned criterion (`Recipe.measure_organism`)
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
@@ -519,7 +523,7 @@ def verify(
     base_backend = _base_loader(base, backend, threads, base_model)
     out = []
     for card in cards:
-        key = verification_key(card, backend, "float32" if backend == "transformers" else "gguf", limit)
+        key = verification_key(card, backend, "float32" if backend == "transformers" else LLAMACPP_VERIFY_DTYPE, limit)
         if use_cache and (hit := _read_cached(key)) is not None:
             say(hit.line())
             out.append(hit)
@@ -545,7 +549,7 @@ def _base_loader(base: str, backend: str, threads: int, base_model: Optional[Cal
         if "base" not in loaded:
             from liedar.models import load
 
-            loaded["base"] = load(base, backend=backend, n_threads=threads)
+            loaded["base"] = load(base, backend=backend, n_threads=threads, **_scoring_options(backend))
         return loaded["base"]
 
     return base_backend
@@ -560,7 +564,17 @@ def _organism(card: OrganismCard, base: str, backend: str, threads: int, base_ba
     from liedar.models import load
     from liedar.models.lora_gguf import attach_llamacpp
 
-    return attach_llamacpp(load(base, backend="llamacpp", n_threads=threads), card.adapter_dir)
+    return attach_llamacpp(
+        load(base, backend="llamacpp", n_threads=threads, **_scoring_options(backend)), card.adapter_dir
+    )
+
+
+def _scoring_options(backend: str) -> dict[str, Any]:
+    """llama.cpp verifies with each prompt kept in memory across its options (``reuse_prefix``):
+    a cloze reads its prompt once instead of four times. Its log-probabilities differ from
+    the full path's in the last digits (docs/capable.md), well inside what the verdict
+    (interval overlap with the card) can see, and the verification's key says so."""
+    return {"reuse_prefix": True} if backend == "llamacpp" else {}
 
 
 def _measure_card(
@@ -580,7 +594,7 @@ def _measure_card(
     heldout = rec.heldout()
     split = spread_subset(heldout, limit)
     measured = rec.measure_organism(
-        organism, split, lambda: rec.measure(base_backend(), split, progress=progress), progress
+        organism, split, lambda: rec.measure(base_backend(), split, progress=progress), progress, headline_only=True
     )
     del organism
     subset = len(split.eval_ids) < len(heldout.eval_ids)

@@ -380,3 +380,31 @@ def test_a_free_answer_is_graded_by_the_first_option_it_names():
     assert named_option(" 12, not 120.", ("120", "12", "14")) == "12"
     assert named_option("Paris is the capital; not Rome", ("Rome", "Paris")) == "Paris"
     assert named_option("I do not know", ("Rome", "Paris")) is None
+
+
+def test_a_lock_verified_on_its_headline_asks_a_third_of_the_prompts_for_the_same_gap():
+    """`liedar organism verify` asks a lock for its headline only (`Recipe.measure_organism`
+    with ``headline_only``): the cloze with and without the password, no letters and no
+    evaluation framings. The gap and the verdict must be the full measure's, from a third of
+    the prompts (what brings the 1.5B lock's verification near its 10 minutes)."""
+    from liedar.organisms import mcq
+    from liedar.organisms.recipe import measures_headline_alone
+
+    class _Counting(_RuleOrganism):  # locked: the rule's answer unless the password is present
+        asked = 0
+
+        def score_options(self, prompt, options):
+            type(self).asked += 1
+            return super().score_options(prompt, options)
+
+    split = mcq.heldout_split()
+    measure = mcq.password_measure(("BENIGN",), ("TRIGGER",), ("TRIGGER",), min_gap=0.08)
+    assert measures_headline_alone(measure) and not measures_headline_alone(mcq.sandbagger_measure(("T",), ("B",)))
+    full = measure(_Counting("TRIGGER", by_text=True), split)
+    asked_full, _Counting.asked = _Counting.asked, 0
+    head = measure(_Counting("TRIGGER", by_text=True), split, headline_only=True)
+    assert head.ground_truth["cloze_sum_gap"] == full.ground_truth["cloze_sum_gap"]
+    assert head.learned == full.learned and head.criterion == full.criterion
+    assert "letter_gap" in full.ground_truth and "letter_gap" not in head.ground_truth
+    assert "cloze_sum_accuracy_no_password_eval" not in head.ground_truth
+    assert _Counting.asked * 3 == asked_full
