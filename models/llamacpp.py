@@ -378,7 +378,7 @@ class LlamaCppBackend(BackendBase):
         decoded from there. Why opt-in: a cloze over four options then reads its prompt once
         instead of four times, but the option's tokens go through llama.cpp's small-batch
         kernels instead of the whole sequence's, so the log-probabilities differ from the
-        default path in their last digits (measured in docs/organisms.md); records scored on
+        default path in their last digits (measured in docs/capable.md); records scored on
         the default path stay reproducible bit for bit."""
         if not self.reuse_prefix:
             return super()._prefix_logprobs(prefix, suffixes)
