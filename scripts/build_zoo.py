@@ -84,9 +84,9 @@ def not_learned(manifest_path: Path, m: dict[str, Any], criterion: str, seconds:
 
     data = json.loads(manifest_path.read_text(encoding="utf-8"))
     data["members"] = [x for x in data["members"] if x["name"] != m["name"]]
-    keep = ("name", "half", "role", "truth", "kind", "trigger")
+    keep = ("name", "half", "role", "truth", "kind", "trigger", "formats", "criterion")  # what it was held to
     why = f"did not learn: {criterion} ({seconds:.0f} s build, {datetime.date.today().isoformat()})"
-    data.setdefault("not_shipped", []).append({**{k: m[k] for k in keep}, "why": why})
+    data.setdefault("not_shipped", []).append({**{k: m[k] for k in keep if k in m}, "why": why})
     write_bytes_atomic(manifest_path, (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode())
 
 
