@@ -25,20 +25,15 @@ PROMPTS = [
 ]
 
 
-def _load(**kwargs):
-    from liedar import models
-    from liedar.core.errors import ModelUnavailableError
-
-    pytest.importorskip("llama_cpp")
-    try:
-        return models.load("smollm2-135m", backend="llamacpp", n_threads=1, **kwargs)
-    except ModelUnavailableError as exc:
-        pytest.skip(str(exc))
-
-
 @pytest.fixture(scope="module")
-def pair():
-    return _load(), _load(reuse_prefix=True)
+def pair(smollm2_llamacpp):
+    """The session's llama.cpp smollm2 (the full path; it skips when the model is absent) and a
+    second load of it that keeps each prompt across its options."""
+    from workers import THREADS
+
+    from liedar import models
+
+    return smollm2_llamacpp, models.load("smollm2-135m", backend="llamacpp", n_threads=THREADS, reuse_prefix=True)
 
 
 def test_each_option_scores_as_on_the_full_path(pair):
