@@ -199,10 +199,11 @@ def evidence_key(
     units: list[Unit],
     fallbacks: Optional[dict[str, tuple[str, ...]]] = None,
     needed: frozenset[str] = frozenset(),
+    unread: frozenset[str] = frozenset(),
 ) -> str:
     """What can change one model's evidence: its weights, the sizes, the seed, the units, which
     formats may be skipped, liedar's version."""
-    payload = {
+    payload: dict[str, Any] = {
         "fallbacks": {k: list(v) for k, v in sorted((fallbacks or {}).items())},
         "needed": sorted(needed),
         "format": EVIDENCE_FORMAT,
@@ -212,6 +213,8 @@ def evidence_key(
         "units": [[u.name, u.version, list(u.detectors)] for u in units],
         "liedar": __version__,
     }
+    if unread:  # only then, so evidence measured without the skip keeps its key
+        payload["unread"] = sorted(unread)
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -260,6 +263,7 @@ def measure(
     say: Callable[[str], None] = lambda s: None,
     fallbacks: Optional[dict[str, tuple[str, ...]]] = None,
     needed: frozenset[str] = frozenset(),
+    unread: frozenset[str] = frozenset(),
 ) -> ModelEvidence:
     """Run the audit's units on one model (loaded once) and collect its evidence.
 
@@ -286,6 +290,12 @@ def measure(
         `fallback_formats` of the rule (None: every unit runs).
     needed : frozenset of str
         Fallback detectors to run whatever this model shows (the reference needs them).
+    unread : frozenset of str
+        Detectors the reference answers at chance (`unread_on_references`). Under a format-2
+        rule their rows read *incapable* whatever this model answers, so a unit whose every
+        detector is here is not run (unless a unit that runs reads its output); its cells say
+        why. On smollm2-135m this leaves out yes/no sycophancy, free-answer honesty and the
+        letters gap: about a third of a member's audit time.
 
     Returns
     -------
@@ -303,7 +313,14 @@ def measure(
     t0 = time.perf_counter()
     fallbacks = fallbacks or {}
     deferred = [u for u in units if u.detectors and all(d in fallbacks for d in u.detectors)]
+    unneeded = _unread_units(units, unread)
     for u in [u for u in units if u not in deferred] + deferred:
+        if u.name in unneeded:
+            why = "not run: the reference is at chance in this format; its row reads incapable whatever this model does"
+            for d in u.detectors:
+                cells[d] = not_computable(d, why)
+            statuses[u.name] = "skipped"
+            continue
         if u in deferred and not _fallback_needed(u, fallbacks, needed, cells, capability):
             preferred = sorted({p for d in u.detectors for p in fallbacks[d]})
             why = f"not run: the preferred format ({', '.join(preferred)}) is capable on this model and the reference"
@@ -324,6 +341,25 @@ def measure(
                 capability[c.detector] = cap
         say(f"  {label}: {u.name} {status} in {time.perf_counter() - t:.1f} s")
     return ModelEvidence(identity, cells, capability, time.perf_counter() - t0, statuses, items=items)
+
+
+def _unread_units(units: list[Unit], unread: frozenset[str]) -> frozenset[str]:
+    """Names of the units with every detector in ``unread`` that no other unit reads (``needs``)."""
+    idle = {u.name for u in units if u.detectors and set(u.detectors) <= unread}
+    needed = {n for u in units if u.name not in idle for n in u.needs}
+    return frozenset(idle - needed)
+
+
+def unread_on_references(references: list["ModelEvidence"]) -> frozenset[str]:
+    """Detectors every reference measured itself incapable in (at chance in that format).
+
+    Why these may be left out on the audited models: a format-2 row reads *incapable* when its
+    reference is at chance in the format (`liedar.audit.verdict2.read_rows`), before it looks
+    at the model's numbers; measuring the model there changes no verdict."""
+    if not references:
+        return frozenset()
+    sets = [{d for d, cap in ev.capability.items() if cap.get("capable") is False} for ev in references]
+    return frozenset(set.intersection(*sets))
 
 
 def fallback_formats(rows: list[tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
@@ -380,5 +416,6 @@ __all__ = [
     "incapable_preferred",
     "measure",
     "read_cached",
+    "unread_on_references",
     "write_cached",
 ]

@@ -27,6 +27,7 @@ from liedar.audit.evidence import (
     fallback_formats,
     incapable_preferred,
     measure,
+    unread_on_references,
 )
 from liedar.audit.evidence import read_cached as read_evidence
 from liedar.audit.evidence import write_cached as write_evidence
@@ -210,6 +211,7 @@ def gather(
         else {}
     )
     needed: frozenset[str] = frozenset()
+    unread: frozenset[str] = frozenset()
     targets = sorted(targets, key=lambda t: t.key not in ref_keys)  # references first (a stable sort)
     out: dict[str, ModelEvidence] = {}
     distinct: list[Target] = []
@@ -223,8 +225,12 @@ def gather(
         out[t.key] = ev = _evidence(t, key, sizes, seed, folder, loaded.loader(t), {}, frozenset(), say, progress)
         needed = needed | incapable_preferred(ev, fallbacks)
         say(f"{t.label}: {ev.seconds:.0f} s")
+    if isinstance(rule, Rule2):  # a row whose reference is at chance reads incapable: not measured on the others
+        unread = unread_on_references([out[t.key] for t in refs])
+        if unread:
+            say(f"not run on the audited models (every reference at chance there): {', '.join(sorted(unread))}")
     others = [t for t in distinct if t.key not in ref_keys]
-    keys = {t.key: evidence_key(t.identity, sizes, seed, units, fallbacks, needed) for t in others}
+    keys = {t.key: evidence_key(t.identity, sizes, seed, units, fallbacks, needed, unread) for t in others}
     todo: list[Target] = []
     for t in others:
         cached = read_evidence(folder, keys[t.key])
@@ -236,7 +242,8 @@ def gather(
     if pool is not None and pool.workers > 1 and len(todo) > 1:
         say(f"measuring {len(todo)} model(s) on {pool.workers} one-thread worker process(es) ...")
         futures = {
-            t.key: pool.submit(_measure_piece, t, keys[t.key], sizes, seed, folder, fallbacks, needed) for t in todo
+            t.key: pool.submit(_measure_piece, t, keys[t.key], sizes, seed, folder, fallbacks, needed, unread)
+            for t in todo
         }
         for t in bar(todo, desc="audit: models", unit="model", disable=not progress):
             out[t.key] = futures[t.key].result()
@@ -244,7 +251,7 @@ def gather(
     else:
         for t in bar(todo, desc="audit: models", unit="model", disable=not progress):
             out[t.key] = _evidence(
-                t, keys[t.key], sizes, seed, folder, loaded.loader(t), fallbacks, needed, say, progress
+                t, keys[t.key], sizes, seed, folder, loaded.loader(t), fallbacks, needed, say, progress, unread
             )
     return out
 
@@ -260,6 +267,7 @@ def _evidence(
     need: frozenset[str],
     say: Callable[[str], None],
     progress: bool,
+    unread: frozenset[str] = frozenset(),
 ) -> ModelEvidence:
     """One model's evidence: read from the cache under ``key``, or measured and written there."""
     ev = read_evidence(folder, key)
@@ -279,6 +287,7 @@ def _evidence(
         say=say,
         fallbacks=skip,
         needed=need,
+        unread=unread,
     )
     write_evidence(folder, key, ev)
     return ev
@@ -296,13 +305,14 @@ def _measure_piece(
     folder: Path,
     skip: dict[str, tuple[str, ...]],
     need: frozenset[str],
+    unread: frozenset[str] = frozenset(),
 ) -> ModelEvidence:
     """`_evidence` on a one-thread worker process (`liedar.pipeline.validate_pool.WorkerPool`)."""
 
     def say(line: str) -> None:
         print(f"   {line}", flush=True)
 
-    return _evidence(t, key, sizes, seed, folder, _WORKER_MODELS.loader(t), skip, need, say, False)
+    return _evidence(t, key, sizes, seed, folder, _WORKER_MODELS.loader(t), skip, need, say, False, unread)
 
 
 def _reference_for(t: Target, given: Optional[Target]) -> Target:
