@@ -13,7 +13,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from liedar.commands.args import add_output_argument, add_seed_argument, add_workers_argument, input_file, positive_int
+from liedar.commands.args import (
+    add_output_argument,
+    add_seed_argument,
+    add_workers_argument,
+    input_file,
+    output_dir,
+    positive_int,
+)
 
 
 def register(subparsers: "argparse._SubParsersAction") -> None:
@@ -52,6 +59,14 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
     p.add_argument("--quick", action="store_true", help="tiny sizes: every row reads 'too few to decide' (a smoke run)")
     p.add_argument("--threads", type=positive_int, default=None, help="CPU threads for the model (default 2)")
     add_output_argument(p, "results folder (default liedar-audit)", kind="dir", default=Path("liedar-audit"))
+    p.add_argument(
+        "--evidence",
+        type=output_dir,
+        default=None,
+        metavar="DIR",
+        help="keep each model's evidence here (default: the liedar cache); a folder that outlives the cache, so a "
+        "long zoo audit continues where it stopped",
+    )
     add_seed_argument(p)
     add_workers_argument(p)
     p.set_defaults(func=run)
@@ -73,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         threads=args.threads,
         workers=args.workers or default_workers(),
+        evidence_cache=args.evidence,
     )
     results, path = audit(config)
     for line in summary_lines(results):

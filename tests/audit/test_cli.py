@@ -40,3 +40,12 @@ def test_report_needs_runs_or_an_audit(capsys, tmp_path):
     bad.write_text(json.dumps({"format": "other"}), encoding="utf-8")
     assert main(["report", "--audit", str(bad), "--output", str(tmp_path / "r")]) == 2
     assert "not an audit's results" in _one_line(capsys)
+
+
+def test_an_evidence_folder_that_is_a_file_is_refused_before_any_model_loads(capsys, tmp_path):
+    taken = tmp_path / "evidence"
+    taken.write_text("not a folder")
+    argv = ["audit", "--model", "zoo/smollm2-135m/sycophant", "--evidence", str(taken), "--output", str(tmp_path / "o")]
+    assert main(argv) == 2
+    assert "exists and is not a folder" in _one_line(capsys)
+    assert taken.read_text() == "not a folder"
