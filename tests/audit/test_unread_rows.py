@@ -51,7 +51,7 @@ def test_leaving_out_a_format_the_reference_cannot_answer_changes_no_row(smollm2
     assert "sandbagging_letters" in unread
     assert unread == {d for d, cap in reference.capability.items() if not cap["capable"]}
 
-    full = measure(lambda: backend, {"fingerprint": "f"}, sizes, 0, units=units, progress=False)
+    full = reference  # the model audited here is the reference itself: its full evidence is already measured
     lean = measure(lambda: backend, {"fingerprint": "f"}, sizes, 0, units=units, progress=False, unread=unread)
     assert all(status == "ok" for status in full.units.values())
     for u in units:  # each unit is left out exactly when every detector it feeds is unread
