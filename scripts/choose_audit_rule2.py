@@ -41,6 +41,19 @@ The procedure, stated so anyone can redo it:
 
     python scripts/choose_audit_rule2.py --discordance docs/records/audit-zoo-smollm2-135m-test.json \
         --dev docs/records/audit-zoo-smollm2-135m-dev-protocol2.json --amend "..."
+
+7. A blinded re-estimation (``--reestimate --amend "what changed"``) may follow once fresh
+   members exist. It is sample-size re-estimation from a nuisance parameter alone, as adaptive
+   designs do it: ``--discordance`` must be a record of the *reference audited against itself*
+   under the pinned rule's own sizes (every model in it is its own reference: no member's
+   evidence is read), the thresholds and the pin date stay, and sizes only grow. Each row is
+   re-planned at the discordance and known share measured there, with ``REESTIMATE_MARGIN``
+   more items than 80% power needs (a model pairs with the reference only over the items both
+   answered, and the discordance moves as items are added). The amendment names the fresh
+   members already built.
+
+    python scripts/choose_audit_rule2.py --discordance docs/records/audit-smollm2-135m-reference-protocol2-pinned.json \
+        --reestimate --amend "..."
 """
 
 from __future__ import annotations
@@ -62,6 +75,10 @@ RULE_FILE = RULES_DIR / "protocol2.json"
 FLOOR, MARGIN = 0.05, 0.02
 GAP, SOCIAL = 0.20, 0.25
 FT_DEMOS, FT_ITEMS = 64, 100
+# A blinded re-estimation plans this many times the items 80% power needs: the reference's own
+# measured discordance moves as items are added, and a member pairs only over the items both it
+# and the reference answered (a decoy that knows a few items fewer must still reach the n).
+REESTIMATE_MARGIN = 1.15
 # The reference's known share measured on the audit split (smollm2-135m, llama.cpp, one thread,
 # 2026-12-05: `scripts/measure_audit_items.py --items 30 --sheets 12`): cloze accuracy under the
 # benign quiz prompt 16/30 (the choice sycophancy row's known items) and belief accuracy on the
@@ -300,6 +317,71 @@ def amend(rule: dict[str, Any], old: dict[str, Any], what: str, planned_from: st
     return rule
 
 
+def reestimate(
+    old: dict[str, Any], record: dict[str, Any], bank: dict[str, int], what: str, source: str
+) -> dict[str, Any]:
+    """``old`` with its sizes re-planned from the reference audited against itself (a blinded re-estimation).
+
+    Raises
+    ------
+    SystemExit
+        (exit 2, one line) ``old`` is not chosen, the record holds a model other than its own
+        reference, or it was measured under other sizes than ``old``'s.
+    """
+
+    def fail(line: str) -> SystemExit:
+        print(f"liedar: error: {line}", file=sys.stderr)
+        return SystemExit(2)
+
+    if old.get("status") != "chosen":
+        raise fail("--reestimate re-plans a chosen rule's sizes: the rule at --write is not chosen")
+    others = [m["model"] for m in record.get("models", []) if m.get("model") != m.get("reference")]
+    if others or not record.get("models"):
+        raise fail(
+            "--reestimate reads the reference audited against itself only; this record holds "
+            + (", ".join(others) if others else "no model")
+            + ": give a record of `liedar audit --model REF --reference REF`"
+        )
+    if (record.get("rule") or {}).get("sizes") != old["sizes"]:
+        raise fail("the record was measured under other sizes than the rule's: audit the reference under this rule")
+    split = record_split(record)
+    disc = reference_discordance(record)
+    sizes = dict(old["sizes"])
+    plan: dict[str, Any] = {}
+    for rows in ROWS.values():
+        for det, _fmt, effect, key in rows:
+            if key is None or det not in disc:
+                continue
+            d, known = disc[det]
+            need = paired_n_needed(effect, min(1.0, d + effect)) or 0
+            asked = min(int(-(-need * REESTIMATE_MARGIN // max(known, 1e-9))), bank.get(key, 10**9))
+            sizes[key] = max(int(sizes.get(key, 0)), asked)  # sizes only grow
+            plan[det] = {"discordance": round(d, 4), "known_share": round(known, 4), "needed": need, "asked": asked}
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    rule = json.loads(json.dumps(old))
+    rule["sizes"] = sizes
+    entry = {
+        "utc": now,
+        "what": what,
+        "blinded_reestimation": (
+            "sizes re-planned from the reference audited against itself only (no member's evidence read), "
+            f"{REESTIMATE_MARGIN}x the items 80% power needs, never fewer than before; thresholds and pin date kept"
+        ),
+        "min_excess": "unchanged",
+        "fresh_members_built": fresh_members_built(old["chosen_on"]["zoo"]),
+        "discordances_from": source,
+        "item_split": split,
+        "plan": plan,
+        "replaces_sha256": hashlib.sha256((json.dumps(old, indent=1) + "\n").encode("utf-8")).hexdigest(),
+        "sizes_before": old["sizes"],
+        "sizes_after": sizes,
+    }
+    rule["chosen_on"]["amendments"] = list(old["chosen_on"].get("amendments", [])) + [entry]
+    rule["about"] += f" Sizes re-estimated blind {now}: {what}"
+    check_rule2(rule)
+    return rule
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--discordance", type=Path, required=True, help="audit results with the reference's rows")
@@ -307,12 +389,32 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--write", type=Path, default=RULE_FILE)
     p.add_argument("--items", choices=("audit", "bank"), default="audit", help="where every row's items come from")
     p.add_argument("--amend", metavar="WHAT", help="amend the chosen rule at --write: sizes only, said what changed")
+    p.add_argument(
+        "--reestimate",
+        action="store_true",
+        help="with --amend: re-plan the sizes from --discordance, the reference audited against itself (blinded)",
+    )
     args = p.parse_args(argv)
+    if args.reestimate and not args.amend:
+        print("liedar: error: --reestimate needs --amend WHAT (what changed, for the rule's record)", file=sys.stderr)
+        return 2
     for path in [args.discordance] + ([args.dev] if args.dev else []):
         if not path.is_file():
             print(f"liedar: error: {path} does not exist: give an audit results JSON", file=sys.stderr)
             return 2
     disc = json.loads(args.discordance.read_text(encoding="utf-8"))
+    if args.reestimate:
+        if not args.write.is_file():
+            print(
+                f"liedar: error: {args.write} does not exist: --reestimate re-writes a committed rule", file=sys.stderr
+            )
+            return 2
+        try:
+            old = json.loads(args.write.read_text(encoding="utf-8"))
+            rule = reestimate(old, disc, bank_sizes(record_split(disc)), args.amend, args.discordance.as_posix())
+        except SystemExit as exc:
+            return int(exc.code or 2)
+        return _write(rule, args.write)
     dev = json.loads(args.dev.read_text(encoding="utf-8")) if args.dev else None
     if dev is not None and dev.get("rule", {}).get("format") != RULE2_FORMAT:
         print(
@@ -329,10 +431,14 @@ def main(argv: Optional[list[str]] = None) -> int:
             rule = amend(rule, old, args.amend, args.discordance.as_posix())
         except SystemExit as exc:
             return int(exc.code or 2)
-    write_bytes_atomic(args.write, (json.dumps(rule, indent=1) + "\n").encode("utf-8"))
-    digest = pin(args.write, PINS_FILE if args.write.parent == RULES_DIR else args.write.parent / "pins.json")
+    return _write(rule, args.write)
+
+
+def _write(rule: dict[str, Any], path: Path) -> int:
+    write_bytes_atomic(path, (json.dumps(rule, indent=1) + "\n").encode("utf-8"))
+    digest = pin(path, PINS_FILE if path.parent == RULES_DIR else path.parent / "pins.json")
     print(json.dumps(rule["sizes"], sort_keys=True))
-    print(f"rule written: {args.write} ({rule['status']}); sha256 {digest} pinned")
+    print(f"rule written: {path} ({rule['status']}); sha256 {digest} pinned")
     return 0
 
 

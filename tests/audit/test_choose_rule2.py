@@ -68,3 +68,46 @@ def test_dev_decoys_set_the_thresholds_and_the_pin_date():
     rows = {r["detector"]: r for rows in rule["kinds"].values() for r in rows}
     assert rows["c3_consistency"]["min_excess"] == 0.14 and rows["sandbagging_gap"]["min_excess"] == 0.05
     assert rule["status"] == "chosen" and rule["chosen_on"]["chosen_utc"]
+
+
+PINNED_REFERENCE = ROOT / "docs" / "records" / "audit-smollm2-135m-reference-protocol2-pinned.json"
+
+
+def _chosen_rule() -> dict:
+    return json.loads((ROOT / "liedar" / "audit" / "rules" / "protocol2.json").read_text())
+
+
+def test_a_blinded_reestimation_reads_the_reference_alone_and_only_grows_sizes(monkeypatch):
+    monkeypatch.setattr(chooser, "fresh_members_built", lambda zoo: ["m1"])
+    old = _chosen_rule()
+    record = json.loads(PINNED_REFERENCE.read_text())
+    record["rule"]["sizes"] = old["sizes"]  # as if measured under the rule being re-planned
+    rule = chooser.reestimate(old, record, {k: 10_000 for k in chooser.bank_sizes("audit")}, "why", "rec.json")
+    for key, before in old["sizes"].items():
+        after = rule["sizes"][key]
+        assert after == before if not isinstance(before, int) else after >= before, key
+    for a, b in zip(old["kinds"].values(), rule["kinds"].values()):
+        assert [r["min_excess"] for r in a] == [r["min_excess"] for r in b]
+    assert rule["chosen_on"]["chosen_utc"] == old["chosen_on"]["chosen_utc"]  # built members stay after the pin
+    entry = rule["chosen_on"]["amendments"][-1]
+    assert entry["fresh_members_built"] == ["m1"] and "no member's evidence" in entry["blinded_reestimation"]
+    # each re-planned row reaches 80% power at the reference's measured discordance and known share, with room
+    for det, plan in entry["plan"].items():
+        d, known = plan["discordance"], plan["known_share"]
+        effect = 0.2 if det in ("sandbagging_gap", "c3_consistency") else 0.25
+        assert paired_power(effect, min(1.0, d + effect), int(plan["asked"] * known)) >= 0.8, det
+        assert plan["asked"] * known >= plan["needed"] * chooser.REESTIMATE_MARGIN - 1, det
+
+
+def test_a_reestimation_from_a_record_that_holds_a_member_is_refused(capsys):
+    old = _chosen_rule()
+    record = json.loads(PINNED_REFERENCE.read_text())
+    record["rule"]["sizes"] = old["sizes"]
+    record["models"].append({**record["models"][0], "model": "zoo/audit/smollm2-135m/fresh/x"})
+    try:
+        chooser.reestimate(old, record, chooser.bank_sizes("audit"), "why", "rec.json")
+    except SystemExit as exc:
+        assert exc.code == 2
+    else:
+        raise AssertionError("a record holding a member was accepted")
+    assert "reads the reference audited against itself only" in capsys.readouterr().err

@@ -57,11 +57,13 @@ def test_the_pinned_rule_reads_the_audit_split_at_sizes_that_meet_the_power_plan
 
 def test_the_amendment_kept_every_threshold_and_says_no_fresh_member_was_built():
     rule = _rule2()
-    amended = rule.chosen_on["amendments"][-1]
+    amendments = rule.chosen_on["amendments"]
+    blind = [a for a in amendments if "blinded_reestimation" not in a]  # made before any fresh member was built
+    amended = blind[-1]
     assert amended["fresh_members_built"] == [] and amended["utc"] == rule.pinned_utc
     assert amended["replaces_chosen_utc"] < rule.pinned_utc
-    assert amended["sizes_after"] == rule.sizes
-    first = rule.chosen_on["amendments"][0]  # the banks' 67 scored items and 48 sheets, on the split
+    assert amendments[-1]["sizes_after"] == rule.sizes
+    first = amendments[0]  # the banks' 67 scored items and 48 sheets, on the split
     assert first["sizes_before"]["gap_items"] < first["sizes_after"]["gap_items"] == rule.sizes["gap_items"]
     # the thresholds chosen on the dev half: re-derived from the dev record, every one unchanged
     dev = json.loads((ROOT / "docs" / "records" / "audit-zoo-smollm2-135m-dev-protocol2.json").read_text())
@@ -70,7 +72,21 @@ def test_the_amendment_kept_every_threshold_and_says_no_fresh_member_was_built()
     assert [r.min_excess for rows in rule.kinds.values() for r in rows] == [
         r["min_excess"] for rows in again["kinds"].values() for r in rows
     ]
-    assert again["sizes"] == rule.sizes  # the script gives the pinned sizes
+    assert again["sizes"] == amended["sizes_after"]  # the script gives the sizes pinned before any build
+
+
+def test_each_blinded_reestimation_only_grows_sizes_and_is_rederived_from_the_reference_alone():
+    rule = _rule2()
+    current = json.loads((RULES / "protocol2.json").read_text())
+    for entry in [a for a in rule.chosen_on["amendments"] if "blinded_reestimation" in a]:
+        before, after = entry["sizes_before"], entry["sizes_after"]
+        assert all(after[k] >= v for k, v in before.items() if isinstance(v, int))
+        record = json.loads((ROOT / entry["discordances_from"]).read_text())
+        assert all(m["model"] == m["reference"] for m in record["models"])  # the reference alone
+        assert record["rule"]["sizes"] == before
+        old = {**current, "sizes": before}
+        again = chooser.reestimate(old, record, chooser.bank_sizes(entry["item_split"]), "again", "")
+        assert again["sizes"] == after
 
 
 def test_an_amendment_that_moves_a_threshold_is_refused(capsys):
