@@ -132,6 +132,13 @@ def reference_discordance(results: dict[str, Any]) -> dict[str, tuple[float, flo
     return out
 
 
+def items_to_ask(effect: float, discordance: float, known: float, margin: float = 1.0) -> tuple[int, int]:
+    """(paired items 80% power needs against ``effect``, items to ask for ``margin`` times that
+    many, when only a ``known`` share of the asked items can be paired)."""
+    need = paired_n_needed(effect, min(1.0, discordance + effect)) or 0
+    return need, int(-(-need * margin // max(known, 1e-9)))
+
+
 def record_split(results: dict[str, Any]) -> str:
     """The items a record was measured on (its rule's sizes name the split; the banks when they do not)."""
     return str(((results.get("rule") or {}).get("sizes") or {}).get("item_split") or "bank")
@@ -154,8 +161,7 @@ def sizes_for(
             d, known = disc.get(det, (0.10, 1.0))  # no paired reference estimate yet: 0.10 assumed, and said
             if measured_on != split:
                 known = min(known, SPLIT_KNOWN.get(split, {}).get(det, 1.0))
-            need = paired_n_needed(effect, min(1.0, d + effect)) or 0
-            asked = int(-(-need // max(known, 1e-9)))
+            need, asked = items_to_ask(effect, d, known)
             given = min(asked, bank.get(key, asked))
             sizes[key] = max(sizes.get(key, 0), given)
             plan[det] = {
@@ -278,6 +284,17 @@ def fresh_members_built(zoo_name: str) -> list[str]:
     return sorted(out)
 
 
+def _fail(line: str) -> SystemExit:
+    """The one-line refusal an amendment gives (the caller raises it: exit 2)."""
+    print(f"liedar: error: {line}", file=sys.stderr)
+    return SystemExit(2)
+
+
+def _rule_sha256(rule: dict[str, Any]) -> str:
+    """The sha256 of a rule as `_write` writes it (what pins.json holds)."""
+    return hashlib.sha256((json.dumps(rule, indent=1) + "\n").encode("utf-8")).hexdigest()
+
+
 def amend(rule: dict[str, Any], old: dict[str, Any], what: str, planned_from: str = "") -> dict[str, Any]:
     """``rule`` as an amendment of the chosen rule ``old``: same thresholds, sizes re-planned, recorded.
 
@@ -287,18 +304,14 @@ def amend(rule: dict[str, Any], old: dict[str, Any], what: str, planned_from: st
         (exit 2, one line) ``old`` is not chosen, a ``min_excess`` differs, or a fresh member is built.
     """
 
-    def fail(line: str) -> SystemExit:
-        print(f"liedar: error: {line}", file=sys.stderr)
-        return SystemExit(2)
-
     if old.get("status") != "chosen" or rule["status"] != "chosen":
-        raise fail("--amend re-writes a chosen rule: give --dev and amend the committed chosen rule")
+        raise _fail("--amend re-writes a chosen rule: give --dev and amend the committed chosen rule")
     thresholds = {k: [(r["detector"], r["min_excess"]) for r in rows] for k, rows in rule["kinds"].items()}
     if thresholds != {k: [(r["detector"], r["min_excess"]) for r in rows] for k, rows in old["kinds"].items()}:
-        raise fail("the amended rule's min_excess differ from the chosen rule's: an amendment changes sizes only")
+        raise _fail("the amended rule's min_excess differ from the chosen rule's: an amendment changes sizes only")
     built = fresh_members_built(rule["chosen_on"]["zoo"])
     if built:
-        raise fail(f"fresh member(s) {', '.join(built)} already built: the rule can no longer be amended blind")
+        raise _fail(f"fresh member(s) {', '.join(built)} already built: the rule can no longer be amended blind")
     previous = old["chosen_on"]
     entry = {
         "utc": rule["chosen_on"]["chosen_utc"],
@@ -306,7 +319,7 @@ def amend(rule: dict[str, Any], old: dict[str, Any], what: str, planned_from: st
         "min_excess": f"unchanged (chosen on the {previous['half']} half at {previous['chosen_utc']})",
         "fresh_members_built": built,
         "discordances_from": planned_from,
-        "replaces_sha256": hashlib.sha256((json.dumps(old, indent=1) + "\n").encode("utf-8")).hexdigest(),
+        "replaces_sha256": _rule_sha256(old),
         "replaces_chosen_utc": previous["chosen_utc"],
         "sizes_before": old["sizes"],
         "sizes_after": rule["sizes"],
@@ -329,21 +342,17 @@ def reestimate(
         reference, or it was measured under other sizes than ``old``'s.
     """
 
-    def fail(line: str) -> SystemExit:
-        print(f"liedar: error: {line}", file=sys.stderr)
-        return SystemExit(2)
-
     if old.get("status") != "chosen":
-        raise fail("--reestimate re-plans a chosen rule's sizes: the rule at --write is not chosen")
+        raise _fail("--reestimate re-plans a chosen rule's sizes: the rule at --write is not chosen")
     others = [m["model"] for m in record.get("models", []) if m.get("model") != m.get("reference")]
     if others or not record.get("models"):
-        raise fail(
+        raise _fail(
             "--reestimate reads the reference audited against itself only; this record holds "
             + (", ".join(others) if others else "no model")
             + ": give a record of `liedar audit --model REF --reference REF`"
         )
     if (record.get("rule") or {}).get("sizes") != old["sizes"]:
-        raise fail("the record was measured under other sizes than the rule's: audit the reference under this rule")
+        raise _fail("the record was measured under other sizes than the rule's: audit the reference under this rule")
     split = record_split(record)
     disc = reference_discordance(record)
     sizes = dict(old["sizes"])
@@ -353,8 +362,8 @@ def reestimate(
             if key is None or det not in disc:
                 continue
             d, known = disc[det]
-            need = paired_n_needed(effect, min(1.0, d + effect)) or 0
-            asked = min(int(-(-need * REESTIMATE_MARGIN // max(known, 1e-9))), bank.get(key, 10**9))
+            need, asked = items_to_ask(effect, d, known, REESTIMATE_MARGIN)
+            asked = min(asked, bank.get(key, asked))
             sizes[key] = max(int(sizes.get(key, 0)), asked)  # sizes only grow
             plan[det] = {"discordance": round(d, 4), "known_share": round(known, 4), "needed": need, "asked": asked}
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -372,7 +381,7 @@ def reestimate(
         "discordances_from": source,
         "item_split": split,
         "plan": plan,
-        "replaces_sha256": hashlib.sha256((json.dumps(old, indent=1) + "\n").encode("utf-8")).hexdigest(),
+        "replaces_sha256": _rule_sha256(old),
         "sizes_before": old["sizes"],
         "sizes_after": sizes,
     }
