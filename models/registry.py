@@ -227,6 +227,30 @@ def load(
     return TransformersBackend(folder, name=source.name, n_threads=n_threads, n_ctx=n_ctx, fingerprint=digest, **kwargs)
 
 
+def weights_fingerprint(name_or_path: str) -> str:
+    """The weights' hash as the backends compute it (the GGUF's sha256, or the Hugging Face
+    folder's hash), without loading the model: what a result computed from them is keyed by."""
+    source = resolve(name_or_path)  # an unknown name or a bad path: one line, exit 2
+    if source.format == "gguf":
+        return sha256_file(source.path)
+    from liedar.models.hf import folder_fingerprint
+
+    return folder_fingerprint(source.path)
+
+
+def weights_identity(name_or_path: str, backend: str) -> dict[str, str]:
+    """What a model's computed results depend on besides the prompt: its weights, the backend
+    and the dtype it computes in (bfloat16 where the CPU has it natively, for the models that
+    use it), so a result from another backend or dtype is never read as this one's."""
+    if backend == "llamacpp":
+        dtype = "gguf"
+    elif str(name_or_path) in BF16_WHERE_NATIVE:
+        dtype = native_dtype()
+    else:
+        dtype = "float32"
+    return {"fingerprint": weights_fingerprint(name_or_path), "backend": backend, "dtype": dtype}
+
+
 def native_dtype() -> str:
     """``"bfloat16"`` where oneDNN computes bfloat16 natively on this CPU (AVX-512 BF16 or AMX;
     it honours ``ONEDNN_MAX_CPU_ISA``), else ``"float32"``: emulated bfloat16 is slower than

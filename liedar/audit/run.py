@@ -41,6 +41,7 @@ from liedar.core._util.workers import WorkerPool
 from liedar.core.errors import InputError
 from liedar.models.backend import Backend
 from liedar.models.cards import OrganismCard
+from liedar.models.registry import weights_fingerprint
 
 RESULTS_FORMAT = "liedar-audit-1"
 RESULTS_FILE = "audit.json"
@@ -71,19 +72,6 @@ class Target:
     @property
     def key(self) -> str:
         return f"{self.identity.get('fingerprint', '')}+{self.identity.get('adapter_sha256', '')}"
-
-
-def _fingerprint_of(name: str) -> str:
-    """The base model's weights hash, as the backends compute it (GGUF sha256 or folder hash)."""
-    from liedar.models.registry import resolve
-    from liedar.models.storage import sha256_file
-
-    source = resolve(name)  # an unknown name or a bad path: one line, exit 2
-    if source.format == "gguf":
-        return sha256_file(source.path)
-    from liedar.models.hf import folder_fingerprint
-
-    return folder_fingerprint(source.path)
 
 
 def _card_target(label: str, folder: Path, card: Optional[OrganismCard] = None) -> Target:
@@ -124,7 +112,7 @@ def resolve_target(text: str, label: Optional[str] = None) -> Target:
                 "or a model name"
             )
         return _card_target(label, found[0].folder)
-    return Target(label, text, None, None, {"fingerprint": _fingerprint_of(text), "adapter_sha256": ""})
+    return Target(label, text, None, None, {"fingerprint": weights_fingerprint(text), "adapter_sha256": ""})
 
 
 @dataclass

@@ -139,7 +139,8 @@ def add_call_cache_argument(p: argparse.ArgumentParser) -> None:
         "--no-call-cache",
         dest="call_cache",
         action="store_false",
-        help="ask the model every question again instead of replaying its stored answers "
+        help="ask the model every question again instead of replaying its stored answers, and "
+        "compute every step again instead of reading another output folder's results from the cache "
         "(replays are bit-identical; see docs/report.md, 'The model-call cache')",
     )
 

@@ -18,7 +18,7 @@ from liedar import __version__
 from liedar.core.errors import LiedarError
 from liedar.core.results import SCHEMA_VERSION, Section
 from liedar.models.backend import Backend
-from liedar.report.store import config_hash
+from liedar.report.store import config_hash, weights_key
 
 DEFAULT_MODEL = "smollm2-135m"
 RESULTS_DIR = "results"
@@ -105,6 +105,7 @@ class DemoContext:
         self._step_wrapper: Any = None  # the base model's wrapper for the current step
         self._step_engine: Any = None  # the scoring engine over it
         self._counters: list[dict[str, int]] = []  # every wrapper's counts (not the wrappers: no model kept alive)
+        self._shared_key: Optional[str] = None  # "" once looked up and not available
 
     def raw_model(self) -> Any:
         """The bare backend, loaded on first use; a load failure stops the whole demo (one line)."""
@@ -166,6 +167,21 @@ class DemoContext:
                 out[k] = out.get(k, 0) + int(v)
         return out
 
+    def shared_key(self) -> Optional[str]:
+        """The weights key under which step results are shared across results folders; None
+        when the model-call cache is off (the run was asked to compute everything again) or the
+        model is not local weights. Read from the weights' hash, without loading the model."""
+        if self._shared_key is None:
+            self._shared_key = ""
+            if self.config.call_cache:
+                from liedar.models.registry import weights_identity
+
+                try:
+                    self._shared_key = weights_key(weights_identity(self.config.model, self.config.backend))
+                except LiedarError:
+                    pass  # an unknown model or a served one: results stay in their folder
+        return self._shared_key or None
+
     def model_info(self) -> dict[str, Any]:
         info = {"name": self.config.model, "backend": self.config.backend}
         if self._backend is not None:
@@ -194,6 +210,10 @@ class Step:
     description: str = ""
     version: int = 1  # bump when the step computes something different: old results are then redone
     config: Mapping[str, Any] = field(default_factory=dict)  # what else its results depend on (e.g. a plan)
+    # its result is a function of its config and the weights alone, so a run into another results
+    # folder reads it from the cache (`liedar.report.store.shared_path`); False for a step that
+    # also writes a file into the folder (the probe)
+    shared: bool = True
 
 
 def step_hashes(config: DemoConfig, steps: tuple[Step, ...]) -> dict[str, str]:

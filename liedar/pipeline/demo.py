@@ -66,7 +66,8 @@ def run_demo(
     created = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     for k, st in enumerate(steps, 1):
         prefix = f"[{k}/{len(steps)}] {st.name}"
-        saved = load_step(ctx.results_dir, st.name, hashes[st.name])
+        shared = ctx.shared_key() if st.shared else None
+        saved = load_step(ctx.results_dir, st.name, hashes[st.name], shared)
         deps_ok = all(r.status == "ok" for r in outcome.steps if r.name in st.depends)
         if saved is not None and saved.status == "ok":
             outcome.steps.append(saved)
@@ -103,7 +104,7 @@ def run_demo(
         if calls_before is not None and calls_after is not None and calls_after != calls_before:
             per_step[st.name] = {k: v - calls_before.get(k, 0) for k, v in calls_after.items()}
         result = StepResult(st.name, hashes[st.name], status, ctx.model_info(), section, reason, round(seconds, 2), raw)
-        save_step(ctx.results_dir, result)
+        save_step(ctx.results_dir, result, shared)
         outcome.steps.append(result)
         say(f"{prefix}: {status.replace('_', ' ')} in {seconds:.1f} s" + (f" — {reason}" if reason else ""))
     totals = ctx.call_cache_stats()

@@ -287,6 +287,7 @@ WHITE_BOX_STEPS: tuple[Step, ...] = (
         (),
         "train and evaluate lie probes (layer sweep, transfer)",
         2,
+        shared=False,  # writes the probe file the later steps read
     ),
     Step(
         "monitor",

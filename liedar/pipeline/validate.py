@@ -438,7 +438,16 @@ def _run_models_here(
         load = demo_ctx.raw_model if spec.is_base else _organism_loader(spec, demo_ctx.raw_model)
         try:
             per_model[spec.name] = run_model(
-                spec, load, config.results_dir, sizes, config.seed, kit, probe_hash, say=say, wrap=demo_ctx.wrap
+                spec,
+                load,
+                config.results_dir,
+                sizes,
+                config.seed,
+                kit,
+                probe_hash,
+                say=say,
+                wrap=demo_ctx.wrap,
+                shared_key=demo_ctx.shared_key(),
             )
         except LiedarError as exc:  # an organism that will not load: its column says why
             if spec.is_base:
@@ -520,6 +529,7 @@ def _validate(
             config.seed,
             kit,
             probe_hash,
+            demo_ctx.shared_key(),
         )
         per_model, load_notes = run_models_in_pool(job, all_specs, pool, say)
         notes += load_notes
@@ -679,6 +689,7 @@ def validation_step(quick: bool, model: str = "smollm2-135m") -> Step:
         "validation matrix: every detector on the base model and the built organisms",
         1,
         config={"sizes": demo_validation_sizes(quick), "organisms": _organisms_now(model)},
+        shared=False,  # writes the matrix file into the folder; its units are shared one by one
     )
 
 

@@ -51,6 +51,7 @@ class PoolJob:
     seed: int
     probe: Optional[ProbeKit]
     probe_hash: str
+    shared_key: Optional[str] = None  # the base weights' key for the cache's shared results (None: the folder only)
 
 
 def unit_groups(units: Sequence[Unit] = UNITS) -> list[tuple[str, ...]]:
@@ -118,6 +119,7 @@ def _units_piece(job: PoolJob, spec: ModelSpec, group: tuple[str, ...]) -> Any:
         say=_say,
         progress=False,
         wrap=wrap if job.call_cache else None,
+        shared_key=job.shared_key,
     )
 
 
@@ -139,7 +141,9 @@ def verify_in_pool(model: str, names: Optional[Sequence[str]], limit: Optional[i
 
 def _saved(job: PoolJob, spec: ModelSpec, group: tuple[str, ...], hashes: dict[str, str]) -> bool:
     """Whether every unit of the piece has its saved file under the current hash (nothing to run)."""
-    return all(load_saved_unit(unit_path(job.results_dir, spec.name, u), hashes[u]) is not None for u in group)
+    return all(
+        load_saved_unit(unit_path(job.results_dir, spec.name, u), hashes[u], job.shared_key) is not None for u in group
+    )
 
 
 def run_models_in_pool(

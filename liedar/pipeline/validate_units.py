@@ -31,7 +31,7 @@ from liedar.pipeline.validate_detectors import (
     not_computable,
     run_unit,
 )
-from liedar.report.store import config_hash
+from liedar.report.store import config_hash, shared_path
 
 VALIDATION_DIR = "validation"
 
@@ -60,15 +60,28 @@ def unit_path(results_dir: Path, model: str, unit: str) -> Path:
     return Path(results_dir) / VALIDATION_DIR / _slug(model) / f"{unit}.json"
 
 
-def load_saved_unit(path: Path, expected: str) -> Optional[dict[str, Any]]:
+def _read_unit(path: Path, expected: str) -> Optional[dict[str, Any]]:
     if not path.is_file():
         return None
     try:
         d = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
         return None  # damaged: recomputed, never trusted
-    if d.get("hash") != expected or d.get("status") != "ok":
+    if not isinstance(d, dict) or d.get("hash") != expected or d.get("status") != "ok":
         return None
+    return d
+
+
+def load_saved_unit(path: Path, expected: str, shared_key: Optional[str] = None) -> Optional[dict[str, Any]]:
+    """A unit's saved file at ``path`` when its hash is ``expected``; else, given the weights key
+    ``shared_key``, the same unit from the cache's shared results (`liedar.report.store.shared_path`),
+    copied to ``path``. A damaged file is recomputed, never trusted."""
+    d = _read_unit(path, expected)
+    if d is not None or shared_key is None:
+        return d
+    d = _read_unit(shared_path("units", path.stem, expected, shared_key), expected)
+    if d is not None:
+        write_json_atomic(path, d)
     return d
 
 
@@ -119,21 +132,24 @@ def run_model(
     say: Callable[[str], None] = print,
     progress: bool = True,
     wrap: Optional[Callable[[Any], Any]] = None,
+    shared_key: Optional[str] = None,
 ) -> ModelRun:
     """Every unit on one model, each resumed from its saved file when its hash matches; the
     model is loaded only if some unit has to run. ``wrap`` puts the loaded backend behind the
     model-call cache for the units that only ask questions; units that change or copy the
-    weights (``bare``) always get the bare backend."""
+    weights (``bare``) always get the bare backend. Given the base weights' key ``shared_key``,
+    each unit is also kept in, and read from, the cache's shared results, so a run into
+    another results folder does not compute it again."""
     from liedar.behavioral.items.mcq import load_mcq_bank
 
     hashes = unit_hashes(spec, sizes, seed, probe_hash)
     ctx = UnitContext(sizes, seed, list(load_mcq_bank()) if items is None else list(items), probe, progress=progress)
-    backend = shared = None
+    backend = engine = None
     out = ModelRun()
     t_model = time.perf_counter()
     for u in units:
         path = unit_path(results_dir, spec.name, u.name)
-        saved = load_saved_unit(path, hashes[u.name])
+        saved = load_saved_unit(path, hashes[u.name], shared_key)
         if saved is not None:
             out.cells += [Cell.from_dict(c) for c in saved["cells"]]
             ctx.prior[u.name] = saved["raw"]
@@ -144,28 +160,28 @@ def run_model(
             backend = load()
             asked = backend if wrap is None else wrap(backend)
             counts_before = dict(getattr(asked, "stats", None) or {})
-            shared = ScoringEngine(asked)
+            engine = ScoringEngine(asked)
         t0 = time.perf_counter()
         say(f"  {spec.name}: {u.name} ...")
         # the engine stands in for its backend: every attribute but score_options is the backend's own
-        cells, raw, status = run_unit(u, backend if u.bare else cast(Backend, shared), ctx)
+        cells, raw, status = run_unit(u, backend if u.bare else cast(Backend, engine), ctx)
         seconds = time.perf_counter() - t0
         if status == "ok":
             ctx.prior[u.name] = raw
-        write_json_atomic(
-            path,
-            {
-                "schema_version": SCHEMA_VERSION,
-                "liedar_version": __version__,
-                "unit": u.name,
-                "model": spec.name,
-                "hash": hashes[u.name],
-                "status": status,
-                "seconds": round(seconds, 2),
-                "cells": [c.to_dict() for c in cells],
-                "raw": raw,
-            },
-        )
+        record = {
+            "schema_version": SCHEMA_VERSION,
+            "liedar_version": __version__,
+            "unit": u.name,
+            "model": spec.name,
+            "hash": hashes[u.name],
+            "status": status,
+            "seconds": round(seconds, 2),
+            "cells": [c.to_dict() for c in cells],
+            "raw": raw,
+        }
+        write_json_atomic(path, record)
+        if shared_key is not None and status == "ok":
+            write_json_atomic(shared_path("units", u.name, hashes[u.name], shared_key), record)
         out.cells += cells
         out.statuses[u.name] = status
         say(f"  {spec.name}: {u.name} {status} in {seconds:.1f} s")

@@ -132,22 +132,58 @@ def step_path(results_dir: Path, name: str) -> Path:
     return Path(results_dir) / f"step-{name}.json"
 
 
-def save_step(results_dir: Path, result: StepResult) -> Path:
+def shared_path(kind: str, name: str, config: str, weights: str) -> Path:
+    """Where a computed result is kept in the liedar cache for every results folder: keyed by
+    the result's own config hash and by the weights it was computed from (`weights_key`).
+
+    Why beside the results folder: a run into a new output folder would otherwise compute
+    again what an earlier run computed from the same weights and config (the monitor's hidden
+    states, weight noise), though every model answer it replays is already in the model-call
+    cache."""
+    from liedar.models.storage import cache_root
+
+    return cache_root() / "results" / kind / f"{name}-{config_hash({'config': config, 'weights': weights})}.json"
+
+
+def weights_key(identity: dict[str, Any]) -> str:
+    """A short key of `liedar.models.registry.weights_identity` (weights, backend, dtype)."""
+    return config_hash(identity)
+
+
+def save_step(results_dir: Path, result: StepResult, shared: Optional[str] = None) -> Path:
+    """Write the step's result into the results folder and, given the weights key ``shared``,
+    into the cache's shared results too (`shared_path`)."""
     path = step_path(results_dir, result.name)
     write_json_atomic(path, result.to_dict())
+    if shared is not None and result.status == "ok":
+        write_json_atomic(shared_path("steps", result.name, result.config_hash, shared), result.to_dict())
     return path
 
 
-def load_step(results_dir: Path, name: str, expected_hash: str) -> Optional[StepResult]:
-    """The saved result of a step if it exists and was made with the same config, else None."""
-    path = step_path(results_dir, name)
+def _read_step(path: Path, name: str, expected_hash: str) -> Optional[StepResult]:
     if not path.is_file():
         return None
     try:
         result = StepResult.from_dict(_read_json(path, "it is recomputed"))
     except (InputError, IncompatibleError):
         return None  # a damaged file, or one from another schema version, is recomputed, not trusted
-    return result if result.config_hash == expected_hash else None
+    return result if result.config_hash == expected_hash and result.name == name else None
+
+
+def load_step(results_dir: Path, name: str, expected_hash: str, shared: Optional[str] = None) -> Optional[StepResult]:
+    """The saved result of a step if it exists and was made with the same config, else None.
+
+    Given the weights key ``shared``, a step missing from the folder is read from the cache's
+    shared results (`shared_path`) when a run from the same weights and config saved it there,
+    and copied into the folder; a damaged shared entry is recomputed, never trusted."""
+    result = _read_step(step_path(results_dir, name), name, expected_hash)
+    if result is not None or shared is None:
+        return result
+    result = _read_step(shared_path("steps", name, expected_hash, shared), name, expected_hash)
+    if result is not None and result.status == "ok":
+        write_json_atomic(step_path(results_dir, name), result.to_dict())
+        return result
+    return None
 
 
 def load_results(results_dir: Path) -> tuple[dict[str, Any], list[StepResult]]:
