@@ -268,6 +268,15 @@ def zoo_lock(base: str, fingerprint: Optional[str] = None) -> Optional[Any]:
     return card
 
 
+def _audit_zoo_member(name: str, catalog: dict[str, Any]) -> bool:
+    """Whether a cache build is one of the audit zoo's members (``scripts/build_zoo.py`` builds
+    them into the same cache): `liedar audit`'s blinded models, never a column of the matrix, so
+    building a zoo does not grow every later demo by its members."""
+    from liedar.organisms.zoo_recipes import ZOO_RECIPES
+
+    return name in ZOO_RECIPES and name not in catalog
+
+
 def organism_specs(
     base: str,
     names: Optional[Sequence[str]],
@@ -346,7 +355,22 @@ def organism_specs(
             t0 = time.perf_counter()
             org_pkg.build(base, n, threads=threads or 1, backend=None if base_backend is None else base_backend())
             notes.append(f"built {n} in {time.perf_counter() - t0:.0f} s")
-    built = [o for o in org_pkg.built(base) if o.name not in shipped and not (lock and o.name == "password_locked")]
+    cache_builds = org_pkg.built(base)
+    # the audit zoo's members (scripts/build_zoo.py builds them into the same cache) are `liedar audit`'s
+    # blinded models, not the catalog's: the matrix never counts them
+    zoo_builds = sorted(o.name for o in cache_builds if _audit_zoo_member(o.name, catalog))
+    if zoo_builds:
+        notes.append(
+            f"{len(zoo_builds)} audit-zoo build(s) in the cache left out (`liedar audit` reads them): "
+            + ", ".join(zoo_builds)
+        )
+    built = [
+        o
+        for o in cache_builds
+        if not _audit_zoo_member(o.name, catalog)
+        and o.name not in shipped
+        and not (lock and o.name == "password_locked")
+    ]
     for o in built:
         if names is None or o.name in names:
             d = o.to_dict()
@@ -672,7 +696,9 @@ def _organisms_now(model: str) -> list[str]:
         from liedar.models.cards import shipped_cards
 
         shipped = [f"{c.name}@{c.adapter_sha256[:12]}" for c in shipped_cards() if c.base_name == model]
-        return sorted(shipped) + sorted(f"{o.name}@{o.recipe_hash[:12]}@{o.built_at}" for o in org_pkg.built(model))
+        catalog = getattr(org_pkg, "ORGANISMS", {})
+        builds = [o for o in org_pkg.built(model) if not _audit_zoo_member(o.name, catalog)]
+        return sorted(shipped) + sorted(f"{o.name}@{o.recipe_hash[:12]}@{o.built_at}" for o in builds)
     except (ImportError, LiedarError, OSError):
         return []
 
