@@ -21,7 +21,7 @@ WORKERS ?= 2
 test:
 	@bash scripts/bootstrap.sh --capable
 	@bash scripts/browser.sh
-	@bash scripts/isolated.sh $(PY) -m pytest -q --timeout=1200 -n $(WORKERS) --dist loadfile
+	@bash scripts/isolated.sh $(PY) -m pytest -q --timeout=1200 -n $(WORKERS) --dist loadfile --durations=40
 
 test-unit: setup
 	@bash scripts/isolated.sh $(PY) -m pytest -q --timeout=600 -n $(WORKERS) --dist loadfile -m "not integration"
