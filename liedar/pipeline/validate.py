@@ -277,6 +277,17 @@ def _audit_zoo_member(name: str, catalog: dict[str, Any]) -> bool:
     return name in ZOO_RECIPES and name not in catalog
 
 
+def _cache_builds(builds: Sequence[Any], catalog: dict[str, Any], taken: set[str], notes: list[str]) -> list[Any]:
+    """The cache builds that join the matrix: not a name ``taken`` by a shipped card or the zoo's
+    lock, and not an audit-zoo member (named in ``notes``)."""
+    zoo = sorted(o.name for o in builds if _audit_zoo_member(o.name, catalog))
+    if zoo:
+        notes.append(
+            f"{len(zoo)} audit-zoo build(s) in the cache left out (`liedar audit` reads them): " + ", ".join(zoo)
+        )
+    return [o for o in builds if not _audit_zoo_member(o.name, catalog) and o.name not in taken]
+
+
 def organism_specs(
     base: str,
     names: Optional[Sequence[str]],
@@ -355,22 +366,7 @@ def organism_specs(
             t0 = time.perf_counter()
             org_pkg.build(base, n, threads=threads or 1, backend=None if base_backend is None else base_backend())
             notes.append(f"built {n} in {time.perf_counter() - t0:.0f} s")
-    cache_builds = org_pkg.built(base)
-    # the audit zoo's members (scripts/build_zoo.py builds them into the same cache) are `liedar audit`'s
-    # blinded models, not the catalog's: the matrix never counts them
-    zoo_builds = sorted(o.name for o in cache_builds if _audit_zoo_member(o.name, catalog))
-    if zoo_builds:
-        notes.append(
-            f"{len(zoo_builds)} audit-zoo build(s) in the cache left out (`liedar audit` reads them): "
-            + ", ".join(zoo_builds)
-        )
-    built = [
-        o
-        for o in cache_builds
-        if not _audit_zoo_member(o.name, catalog)
-        and o.name not in shipped
-        and not (lock and o.name == "password_locked")
-    ]
+    built = _cache_builds(org_pkg.built(base), catalog, set(shipped) | ({"password_locked"} if lock else set()), notes)
     for o in built:
         if names is None or o.name in names:
             d = o.to_dict()
