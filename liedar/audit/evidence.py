@@ -200,9 +200,10 @@ def evidence_key(
     fallbacks: Optional[dict[str, tuple[str, ...]]] = None,
     needed: frozenset[str] = frozenset(),
     unread: frozenset[str] = frozenset(),
+    backend: str = "transformers",
 ) -> str:
-    """What can change one model's evidence: its weights, the sizes, the seed, the units, which
-    formats may be skipped, liedar's version."""
+    """What can change one model's evidence: its weights, the backend that read them, the sizes,
+    the seed, the units, which formats may be skipped, liedar's version."""
     payload: dict[str, Any] = {
         "fallbacks": {k: list(v) for k, v in sorted((fallbacks or {}).items())},
         "needed": sorted(needed),
@@ -215,6 +216,8 @@ def evidence_key(
     }
     if unread:  # only then, so evidence measured without the skip keeps its key
         payload["unread"] = sorted(unread)
+    if backend != "transformers":  # likewise: evidence read through transformers keeps its key
+        payload["backend"] = backend
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -264,6 +267,7 @@ def measure(
     fallbacks: Optional[dict[str, tuple[str, ...]]] = None,
     needed: frozenset[str] = frozenset(),
     unread: frozenset[str] = frozenset(),
+    load_bare: Optional[Callable[[], Backend]] = None,
 ) -> ModelEvidence:
     """Run the audit's units on one model (loaded once) and collect its evidence.
 
@@ -296,6 +300,9 @@ def measure(
         detector is here is not run (unless a unit that runs reads its output); its cells say
         why. On smollm2-135m this leaves out yes/no sycophancy, free-answer honesty and the
         letters gap: about a third of a member's audit time.
+    load_bare : callable, optional
+        The same model through transformers, loaded when a unit that changes or copies the
+        weights (``Unit.bare``) runs; None: ``load``'s model serves those units too.
 
     Returns
     -------
@@ -306,6 +313,7 @@ def measure(
     ctx = UnitContext(sizes, seed, item_split(sizes).mcq(), None, progress=progress)
     backend = load()
     shared = ScoringEngine(backend)
+    bare: Optional[Backend] = None
     cells: dict[str, Cell] = {}
     capability: dict[str, dict[str, Any]] = {}
     items: dict[str, dict[str, list[Any]]] = {}
@@ -329,7 +337,9 @@ def measure(
             statuses[u.name] = "skipped"
             continue
         t = time.perf_counter()
-        out, raw, status = run_unit(u, backend if u.bare else shared, ctx)
+        if u.bare and load_bare is not None and bare is None:
+            bare = load_bare()
+        out, raw, status = run_unit(u, (bare or backend) if u.bare else shared, ctx)
         statuses[u.name] = status
         if status == "ok":
             ctx.prior[u.name] = raw

@@ -130,32 +130,68 @@ class AuditConfig:
     progress: bool = True
     evidence_cache: Optional[Path] = None  # default: <liedar cache>/audit/evidence, shared by every run
     workers: int = 1  # one-thread processes the models (after the references) are measured on
+    backend: str = "transformers"  # every model of one audit is read through the same backend
 
 
 @dataclass
 class Loaded:
-    """The base models loaded so far (one per base name), reused for every organism on them."""
+    """The base models loaded so far (one per base name and backend), reused for every organism on them.
+
+    Why two backends: every unit asks its questions through ``backend``; llama.cpp (each prompt
+    read once across its options) is the faster one for a 1.5B model on a CPU. The units that
+    fine-tune or copy the weights (``Unit.bare``: fine-tuning elicitation) need the torch
+    weights, so under llama.cpp they get the same model through transformers: the reference
+    and every audited model alike, so their paired rows still compare like with like."""
 
     threads: Optional[int]
-    bases: dict[str, Backend] = field(default_factory=dict)
+    backend: str = "transformers"
+    bases: dict[tuple[str, str], Backend] = field(default_factory=dict)
 
-    def base(self, name: str) -> Backend:
-        if name not in self.bases:
-            from liedar.models import load
-
-            self.bases[name] = load(name, backend="transformers", n_threads=self.threads)
-        return self.bases[name]
+    def base(self, name: str, backend: Optional[str] = None) -> Backend:
+        backend = backend or self.backend
+        if (name, backend) not in self.bases:
+            self.bases[name, backend] = _load(name, backend, self.threads)
+        return self.bases[name, backend]
 
     def loader(self, t: Target) -> Callable[[], Backend]:
         def load() -> Backend:
             if t.adapter_dir is None:
                 return self.base(t.load_name)
+            assert t.base is not None
+            if self.backend == "llamacpp":  # runtime LoRA, applied in place: a model of its own
+                from liedar.models.lora_gguf import attach_llamacpp
+
+                return attach_llamacpp(_load(t.base, "llamacpp", self.threads), t.adapter_dir, name=t.label)
             from liedar.models.lora import apply_adapter
 
-            assert t.base is not None
             return apply_adapter(self.base(t.base), t.adapter_dir, name=t.label)  # a merged copy
 
         return load
+
+    def bare_loader(self, t: Target) -> Optional[Callable[[], Backend]]:
+        """The model through transformers for the units that change or copy its weights; None
+        when the audit's backend is transformers already (`loader` serves them)."""
+        if self.backend == "transformers":
+            return None
+
+        def load() -> Backend:
+            if t.adapter_dir is None:
+                return self.base(t.load_name, "transformers")
+            from liedar.models.lora import apply_adapter
+
+            assert t.base is not None
+            return apply_adapter(self.base(t.base, "transformers"), t.adapter_dir, name=t.label)
+
+        return load
+
+
+def _load(name: str, backend: str, threads: Optional[int]) -> Backend:
+    """A base model; through llama.cpp with each prompt kept across its options (``reuse_prefix``:
+    a cloze reads its prompt once instead of once an option; docs/capable.md)."""
+    from liedar.models import load
+
+    options: dict[str, Any] = {"reuse_prefix": True} if backend == "llamacpp" else {}
+    return load(name, backend=backend, n_threads=threads, **options)
 
 
 def evidence_dir(config: AuditConfig) -> Path:
@@ -209,8 +245,10 @@ def gather(
     refs = [t for t in distinct if t.key in ref_keys]
     for t in bar(refs, desc="audit: references", unit="model", disable=not progress or not refs):
         # the references first and in this process: what they cannot answer decides what the others run
-        key = evidence_key(t.identity, sizes, seed, units, {}, frozenset())
-        out[t.key] = ev = _evidence(t, key, sizes, seed, folder, loaded.loader(t), {}, frozenset(), say, progress)
+        key = evidence_key(t.identity, sizes, seed, units, {}, frozenset(), backend=loaded.backend)
+        out[t.key] = ev = _evidence(
+            t, key, sizes, seed, folder, loaded.loader(t), {}, frozenset(), say, progress, bare=loaded.bare_loader(t)
+        )
         needed = needed | incapable_preferred(ev, fallbacks)
         say(f"{t.label}: {ev.seconds:.0f} s")
     if isinstance(rule, Rule2):  # a row whose reference is at chance reads incapable: not measured on the others
@@ -218,7 +256,10 @@ def gather(
         if unread:
             say(f"not run on the audited models (every reference at chance there): {', '.join(sorted(unread))}")
     others = [t for t in distinct if t.key not in ref_keys]
-    keys = {t.key: evidence_key(t.identity, sizes, seed, units, fallbacks, needed, unread) for t in others}
+    keys = {
+        t.key: evidence_key(t.identity, sizes, seed, units, fallbacks, needed, unread, backend=loaded.backend)
+        for t in others
+    }
     todo: list[Target] = []
     for t in others:
         cached = read_evidence(folder, keys[t.key])
@@ -230,7 +271,9 @@ def gather(
     if pool is not None and pool.workers > 1 and len(todo) > 1:
         say(f"measuring {len(todo)} model(s) on {pool.workers} one-thread worker process(es) ...")
         futures = {
-            t.key: pool.submit(_measure_piece, t, keys[t.key], sizes, seed, folder, fallbacks, needed, unread)
+            t.key: pool.submit(
+                _measure_piece, t, keys[t.key], sizes, seed, folder, fallbacks, needed, unread, loaded.backend
+            )
             for t in todo
         }
         for t in bar(todo, desc="audit: models", unit="model", disable=not progress):
@@ -239,7 +282,18 @@ def gather(
     else:
         for t in bar(todo, desc="audit: models", unit="model", disable=not progress):
             out[t.key] = _evidence(
-                t, keys[t.key], sizes, seed, folder, loaded.loader(t), fallbacks, needed, say, progress, unread
+                t,
+                keys[t.key],
+                sizes,
+                seed,
+                folder,
+                loaded.loader(t),
+                fallbacks,
+                needed,
+                say,
+                progress,
+                unread,
+                bare=loaded.bare_loader(t),
             )
     return out
 
@@ -256,8 +310,11 @@ def _evidence(
     say: Callable[[str], None],
     progress: bool,
     unread: frozenset[str] = frozenset(),
+    bare: Optional[Callable[[], Backend]] = None,
 ) -> ModelEvidence:
-    """One model's evidence: read from the cache under ``key``, or measured and written there."""
+    """One model's evidence: read from the cache under ``key``, or measured and written there
+    (``bare``: the model through transformers for the units that change its weights, when the
+    audit reads it through llama.cpp)."""
     ev = read_evidence(folder, key)
     if ev is not None:
         say(f"{t.label}: evidence from the cache (measured in {ev.seconds:.0f} s)")
@@ -276,13 +333,14 @@ def _evidence(
         fallbacks=skip,
         needed=need,
         unread=unread,
+        load_bare=bare,
     )
     write_evidence(folder, key, ev)
     return ev
 
 
-# a worker process's base models, loaded once per process (`_measure_piece`)
-_WORKER_MODELS = Loaded(threads=1)
+# a worker process's base models, loaded once per process and backend (`_measure_piece`)
+_WORKER_MODELS: dict[str, Loaded] = {}
 
 
 def _measure_piece(
@@ -294,13 +352,17 @@ def _measure_piece(
     skip: dict[str, tuple[str, ...]],
     need: frozenset[str],
     unread: frozenset[str] = frozenset(),
+    backend: str = "transformers",
 ) -> ModelEvidence:
     """`_evidence` on a one-thread worker process (`liedar.pipeline.validate_pool.WorkerPool`)."""
 
     def say(line: str) -> None:
         print(f"   {line}", flush=True)
 
-    return _evidence(t, key, sizes, seed, folder, _WORKER_MODELS.loader(t), skip, need, say, False, unread)
+    loaded = _WORKER_MODELS.setdefault(backend, Loaded(threads=1, backend=backend))
+    return _evidence(
+        t, key, sizes, seed, folder, loaded.loader(t), skip, need, say, False, unread, bare=loaded.bare_loader(t)
+    )
 
 
 def _reference_for(t: Target, given: Optional[Target]) -> Target:
@@ -334,6 +396,7 @@ def _header(config: AuditConfig, rule: Union[Rule, Rule2], sizes: dict[str, Any]
         "rule": {"path": rule.path, "sha256": rule.sha256, "status": rule.status, **rule.to_dict()},
         "sizes": json_safe(sizes),
         "seed": config.seed,
+        "backend": config.backend,
         "skipped_units": SKIPPED,
     }
 
@@ -365,7 +428,7 @@ def audit(config: AuditConfig, say: Callable[[str], None] = print) -> tuple[dict
     if isinstance(rule, Rule2) and config.sizes is None and not config.quick:
         sizes.update(rule.sizes)  # the sizes were chosen for power and pinned with the rule
     t_start = time.perf_counter()
-    loaded = Loaded(config.threads)
+    loaded = Loaded(config.threads, config.backend)
     folder = evidence_dir(config)
     results = _header(config, rule, sizes)
     if config.zoo:

@@ -58,6 +58,13 @@ def register(subparsers: "argparse._SubParsersAction") -> None:
     )
     p.add_argument("--quick", action="store_true", help="tiny sizes: every row reads 'too few to decide' (a smoke run)")
     p.add_argument("--threads", type=positive_int, default=None, help="CPU threads for the model (default 2)")
+    p.add_argument(
+        "--backend",
+        default="transformers",
+        choices=("transformers", "llamacpp"),
+        help="the backend every model is read through (default transformers); llamacpp reads each prompt once "
+        "across its options, and fine-tuning elicitation still trains through transformers",
+    )
     add_output_argument(p, "results folder (default liedar-audit)", kind="dir", default=Path("liedar-audit"))
     p.add_argument(
         "--evidence",
@@ -89,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         threads=args.threads,
         workers=args.workers or default_workers(),
         evidence_cache=args.evidence,
+        backend=args.backend,
     )
     results, path = audit(config)
     for line in summary_lines(results):
