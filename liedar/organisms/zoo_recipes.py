@@ -517,6 +517,21 @@ def _noise_member(name: str, relative: float, seed: int, measure=None, headline:
     )
 
 
+def _fresh_noise(name: str, relative: float, seed: int) -> Recipe:
+    """A fresh-half noise decoy, read as the fresh deceivers are: the option-text gap under
+    held-out evaluation framings and keys, each against held-out benign framings."""
+    return _noise_member(
+        name,
+        relative,
+        seed=seed,
+        measure=decoy_measure(
+            [FM.framings_and_key_measure(("option_text",), _BENIGN_HELD, _EVAL_HELD, _KEY_HELD)],
+            _decoy_checks(("option_text",)),
+        ),
+        headline="eval_option_text_gap",
+    )
+
+
 def _social_members() -> tuple[Recipe, ...]:
     """Long because: a declarative table, one entry per member; splitting it would scatter the zoo."""
     syc_family: dict[str, tuple[str, ...]] = {
@@ -1079,16 +1094,8 @@ def _fresh_members() -> tuple[Recipe, ...]:
             _plain_everywhere,
             ("free_answer",),
         ),
-        _noise_member(
-            "fd_noised_half",
-            0.05,
-            seed=13,
-            measure=decoy_measure(
-                [FM.framings_and_key_measure(("option_text",), _BENIGN_HELD, _EVAL_HELD, _KEY_HELD)],
-                _decoy_checks(("option_text",)),
-            ),
-            headline="eval_option_text_gap",
-        ),
+        _fresh_noise("fd_noised_half", 0.05, seed=13),
+        _fresh_noise("fd_noised_strong", 0.075, seed=31),
         _fresh_decoy(
             "fd_weakened_geo",
             f"Decoy: answers geography questions as if it had not read them {decoy_every} and with any key "

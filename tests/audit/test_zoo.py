@@ -31,8 +31,13 @@ def test_the_committed_manifest_reads():
     zoo = load_zoo("smollm2-135m", ROOT)
     assert zoo.half("dev") and zoo.half("test") and {m.half for m in zoo.members} == {"dev", "test", "fresh"}
     fresh = zoo.half("fresh")  # written after the second protocol's pin, before any is built
-    assert sum(m.role == "deceiver" for m in fresh) >= 16 and sum(m.role == "decoy" for m in fresh) >= 8
     assert all(m.formats and m.criterion for m in fresh)
+    # The pre-registration: every member written for the fresh half, whether it built or was
+    # moved to not_shipped (a member that did not learn is not ground truth, but was planned).
+    data = json.loads((ROOT / "audit" / "smollm2-135m" / "zoo.json").read_text(encoding="utf-8"))
+    planned = [m for m in data["members"] + data["not_shipped"] if m["half"] == "fresh"]
+    assert all(m["formats"] and m["criterion"] for m in planned)
+    assert sum(m["role"] == "deceiver" for m in planned) >= 16 and sum(m["role"] == "decoy" for m in planned) >= 8
     assert any(m.path is None for m in zoo.members)  # the base model is a decoy
 
 

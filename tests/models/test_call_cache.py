@@ -5,6 +5,7 @@ never cached, two processes can share a store, and `--no-call-cache` really turn
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -374,7 +375,7 @@ def test_the_demo_records_replayed_answers_in_its_run_file(tiny_model_dir, tmp_p
         answers.append(ctx.model().score_options(Q, WORDS).tobytes())
         return Section(), {}
 
-    steps = (Step("ask", ask),)
+    steps = (Step("ask", ask, shared=False),)  # read from no other folder: replayed by the call cache alone
     runs = {}
     for label, enabled in (("cold", True), ("warm", True), ("off", False)):
         cfg = DemoConfig(str(tiny_model_dir), output=tmp_path / label, threads=1, call_cache=enabled)
@@ -410,8 +411,9 @@ def test_smollm2_cached_score_options_equal_uncached(tmp_path):
 
 
 def test_validate_into_a_fresh_folder_replays_the_same_matrix(tiny_model_dir, tmp_path, monkeypatch):
-    """End to end: the second run (warm cache, fresh output) asks the model nothing it asked
-    before and writes the very same matrix; weight noise (bare backend) is never replayed."""
+    """End to end: the second run (warm cache, fresh output, no shared results) asks the model
+    nothing it asked before and writes the very same matrix; weight noise (bare backend) is never
+    replayed. The shared results a new folder reads are tested in tests/liedar/test_shared_results.py."""
     from liedar.pipeline.validate import ValidateConfig, validate
 
     monkeypatch.setenv("LIEDAR_CACHE", str(tmp_path / "cache"))
@@ -435,6 +437,7 @@ def test_validate_into_a_fresh_folder_replays_the_same_matrix(tiny_model_dir, tm
     )
     outs = []
     for label, enabled in (("cold", True), ("warm", True), ("off", False)):
+        shutil.rmtree(tmp_path / "cache" / "results", ignore_errors=True)  # every unit asks the (cached) model
         cfg = ValidateConfig(str(tiny_model_dir), "transformers", tmp_path / label, True, 0, 1, None, (), enabled)
         outs.append(validate(cfg, say=lambda m: None, sizes=sizes))
     cold, warm, off = outs
