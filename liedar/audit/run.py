@@ -135,7 +135,7 @@ class AuditConfig:
 
 @dataclass
 class Loaded:
-    """The base models loaded so far (one per base name and backend), reused for every organism on them.
+    """The base models loaded so far through ``backend`` (one per base name), reused for every organism on them.
 
     Why two backends: every unit asks its questions through ``backend``; llama.cpp (each prompt
     read once across its options) is the faster one for a 1.5B model on a CPU. The units that
@@ -145,13 +145,12 @@ class Loaded:
 
     threads: Optional[int]
     backend: str = "transformers"
-    bases: dict[tuple[str, str], Backend] = field(default_factory=dict)
+    bases: dict[str, Backend] = field(default_factory=dict)
 
-    def base(self, name: str, backend: Optional[str] = None) -> Backend:
-        backend = backend or self.backend
-        if (name, backend) not in self.bases:
-            self.bases[name, backend] = _load(name, backend, self.threads)
-        return self.bases[name, backend]
+    def base(self, name: str) -> Backend:
+        if name not in self.bases:
+            self.bases[name] = _load(name, self.backend, self.threads)
+        return self.bases[name]
 
     def loader(self, t: Target) -> Callable[[], Backend]:
         def load() -> Backend:
