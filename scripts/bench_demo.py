@@ -9,6 +9,9 @@ runs the same instruments on the organisms) run twice in one process on one load
 * **engine**: every step asks its `liedar.models.scoring.ScoringEngine` over an empty
   model-call cache in a temporary folder (cold: every distinct answer computed and stored).
 
+``--paths engine direct`` runs the engine path first (its time is the budget's number on a
+large model, where both paths take long); a path left out prints no ratio.
+
 Both paths start from an empty cache folder of their own (the probes' activations are
 computed on each), the model loaded once before either and not timed.
 
@@ -82,6 +85,13 @@ def main() -> None:
     ap.add_argument("--full", action="store_true", help="the demo's full sizes (default: --quick's)")
     ap.add_argument("--model", default="smollm2-135m")
     ap.add_argument("--backend", default="transformers", choices=("transformers", "llamacpp"))
+    ap.add_argument(
+        "--paths",
+        nargs="+",
+        choices=("direct", "engine"),
+        default=["direct", "engine"],
+        help="which paths to run, in this order (default: direct engine)",
+    )
     ap.add_argument("--json", type=Path, help="also write the numbers here")
     args = ap.parse_args()
 
@@ -97,36 +107,47 @@ def main() -> None:
     t = time.perf_counter()
     bare = direct.raw_model()
     print(f"model loaded in {time.perf_counter() - t:.1f} s (not counted)")
-    os.environ["LIEDAR_CACHE"] = str(work / "direct-cache")  # the probes' activations computed, not read
     direct.model = lambda: bare  # the direct path: the bare backend, no engine, no cache
-    print("direct path:")
-    a = run_steps(direct, steps, step_hashes(direct_cfg, steps), print)
-
     engine = DemoContext(engine_cfg)
     engine._backend = bare  # noqa: SLF001 (the same loaded model: only the path differs)
-    os.environ["LIEDAR_CACHE"] = str(work / "engine-cache")  # an empty model-call and activation cache
-    print("engine path (empty model-call cache):")
-    b = run_steps(engine, steps, step_hashes(engine_cfg, steps), print)
+    timed: dict[str, dict[str, tuple[float, str, Any]]] = {}
+    for path in args.paths:
+        os.environ["LIEDAR_CACHE"] = str(work / f"{path}-cache")  # empty: activations and answers computed
+        print("direct path:" if path == "direct" else "engine path (empty model-call cache):")
+        ctx, cfg = (direct, direct_cfg) if path == "direct" else (engine, engine_cfg)
+        timed[path] = run_steps(ctx, steps, step_hashes(cfg, steps), print)
     rows = []
-    print(f"\n{'step':<14} {'direct s':>9} {'engine s':>9} {'engine/direct':>14}  same result")
-    for name in a:
-        (ta, sa, ra), (tb, sb, rb) = a[name], b[name]
-        if sa != "ok" and sb != "ok":
-            continue
-        same = ra == rb
-        rows.append(
-            {"step": name, "direct_s": round(ta, 2), "engine_s": round(tb, 2), "ratio": round(tb / ta, 3), "same": same}
-        )
-        print(f"{name:<14} {ta:9.1f} {tb:9.1f} {tb / ta:14.3f}  {'yes' if same else 'NO'}")
-    total_a = sum(r["direct_s"] for r in rows)
-    total_b = sum(r["engine_s"] for r in rows)
-    print(f"{'total':<14} {total_a:9.1f} {total_b:9.1f} {total_b / total_a:14.3f}")
+    if len(timed) == 2:
+        a, b = timed["direct"], timed["engine"]
+        print(f"\n{'step':<14} {'direct s':>9} {'engine s':>9} {'engine/direct':>14}  same result")
+        for name in a:
+            (ta, sa, ra), (tb, sb, rb) = a[name], b[name]
+            if sa != "ok" and sb != "ok":
+                continue
+            same = ra == rb
+            rows.append(
+                {
+                    "step": name,
+                    "direct_s": round(ta, 2),
+                    "engine_s": round(tb, 2),
+                    "ratio": round(tb / ta, 3),
+                    "same": same,
+                }
+            )
+            print(f"{name:<14} {ta:9.1f} {tb:9.1f} {tb / ta:14.3f}  {'yes' if same else 'NO'}")
+        total_a = sum(r["direct_s"] for r in rows)
+        total_b = sum(r["engine_s"] for r in rows)
+        print(f"{'total':<14} {total_a:9.1f} {total_b:9.1f} {total_b / total_a:14.3f}")
+    else:
+        ((path, one),) = timed.items()
+        rows = [{"step": n, f"{path}_s": round(t, 2), "status": st} for n, (t, st, _) in one.items()]
+        print(f"{path} path total {sum(t for t, st, _ in one.values() if st == 'ok'):.1f} s (no ratio: one path run)")
     info = cpu()
     print(f"CPU: {info['model']}, {info['cores']} cores, flags {' '.join(info['flags'])}; env {info['env'] or 'none'}")
     print(f"load average {os.getloadavg()[0]:.2f}")
     if args.json:
         record = {
-            "command": "scripts/bench_demo.py" + (" --full" if args.full else ""),
+            "command": "scripts/bench_demo.py" + (" --full" if args.full else "") + " --paths " + " ".join(args.paths),
             "model": args.model,
             "backend": args.backend,
             "date": time.strftime("%Y-%m-%d", time.gmtime()),

@@ -132,6 +132,14 @@ def step_path(results_dir: Path, name: str) -> Path:
     return Path(results_dir) / f"step-{name}.json"
 
 
+def shared_results_root() -> Path:
+    """The cache folder that holds every shared result (`shared_path`); removing it makes the
+    next run compute each step and unit afresh, with the model-call cache still warm."""
+    from liedar.models.storage import cache_root
+
+    return cache_root() / "results"
+
+
 def shared_path(kind: str, name: str, config: str, weights: str) -> Path:
     """Where a computed result is kept in the liedar cache for every results folder: keyed by
     the result's own config hash and by the weights it was computed from (`weights_key`).
@@ -140,9 +148,7 @@ def shared_path(kind: str, name: str, config: str, weights: str) -> Path:
     again what an earlier run computed from the same weights and config (the monitor's hidden
     states, weight noise), though every model answer it replays is already in the model-call
     cache."""
-    from liedar.models.storage import cache_root
-
-    return cache_root() / "results" / kind / f"{name}-{config_hash({'config': config, 'weights': weights})}.json"
+    return shared_results_root() / kind / f"{name}-{config_hash({'config': config, 'weights': weights})}.json"
 
 
 def weights_key(identity: dict[str, Any]) -> str:

@@ -18,6 +18,7 @@ import pytest
 from liedar.models.backend import Generation
 from liedar.models.call_cache import CachedBackend, CallStore, decode, encode, store_path, wrap
 from liedar.models.chat import Dialogue, Message
+from liedar.report.store import shared_results_root
 
 ROOT = Path(__file__).resolve().parents[2]
 Q = Dialogue.of(Message("system", "Answer briefly."), Message("user", "What is the capital of France?"))
@@ -437,7 +438,7 @@ def test_validate_into_a_fresh_folder_replays_the_same_matrix(tiny_model_dir, tm
     )
     outs = []
     for label, enabled in (("cold", True), ("warm", True), ("off", False)):
-        shutil.rmtree(tmp_path / "cache" / "results", ignore_errors=True)  # every unit asks the (cached) model
+        shutil.rmtree(shared_results_root(), ignore_errors=True)  # every unit asks the (cached) model
         cfg = ValidateConfig(str(tiny_model_dir), "transformers", tmp_path / label, True, 0, 1, None, (), enabled)
         outs.append(validate(cfg, say=lambda m: None, sizes=sizes))
     cold, warm, off = outs
