@@ -424,13 +424,16 @@ def finetune_elicitation(
     interval: str = DEFAULT_INTERVAL,
     progress: bool = False,
     before: Optional[Mapping[str, bool]] = None,
+    dtype: str = "auto",
 ) -> FinetuneElicitation:
     """Fine-tune a copy of ``backend`` on demonstrations from ``shot_pool`` and score ``items``.
 
     Needs a transformers backend and the ``organisms`` extra (peft); the backend passed in
     is never modified (`liedar.models.lora.apply_adapter` merges into a copy). ``before``
     (item id -> correct under ``protocol`` and ``system`` on the untuned model, e.g. from a
-    ceiling run that already asked) saves re-asking the untuned model.
+    ceiling run that already asked) saves re-asking the untuned model. ``dtype`` is the
+    training's (`liedar.models.lora.train_lora`): ``"auto"`` trains in bf16 where the CPU has
+    it natively, ``"fp32"`` gives the same numerics on every CPU.
     """
     import time
 
@@ -450,7 +453,16 @@ def finetune_elicitation(
     demos, examples = demonstrations(shot_pool, n_demos, system, seed)
     t0 = time.perf_counter()
     adapter = train_lora(
-        backend, examples, layers="upper", r=r, alpha=alpha, epochs=epochs, lr=lr, seed=seed, progress=progress
+        backend,
+        examples,
+        layers="upper",
+        r=r,
+        alpha=alpha,
+        epochs=epochs,
+        lr=lr,
+        seed=seed,
+        progress=progress,
+        dtype=dtype,
     )
     train_seconds = time.perf_counter() - t0
     tuned = apply_adapter(backend, adapter, name=f"{getattr(backend, 'name', 'model')}+finetune-elicitation")

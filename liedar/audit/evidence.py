@@ -310,7 +310,9 @@ def measure(
     """
     units = audit_units() if units is None else units
     # the items every unit draws from: the detectors' banks, or the audit split when the sizes name it
-    ctx = UnitContext(sizes, seed, item_split(sizes).mcq(), None, progress=progress)
+    # fine-tuning trains in float32 on every CPU (with `run._load`'s float32 weights): the
+    # reference's committed evidence, measured on one CPU, pairs with a member's from another
+    ctx = UnitContext(sizes, seed, item_split(sizes).mcq(), None, progress=progress, finetune_dtype="fp32")
     backend = load()
     shared = ScoringEngine(backend)
     bare: Optional[Backend] = None

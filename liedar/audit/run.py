@@ -193,10 +193,16 @@ class Loaded:
 
 def _load(name: str, backend: str, threads: Optional[int]) -> Backend:
     """A base model; through llama.cpp with each prompt kept across its options (``reuse_prefix``:
-    a cloze reads its prompt once instead of once an option; docs/capable.md)."""
+    a cloze reads its prompt once instead of once an option; docs/capable.md).
+
+    Why transformers always computes in float32 here: a model's evidence is keyed by its
+    weights, not by the CPU it was measured on, and a paired row compares a member's evidence
+    with the reference's, often measured on another machine. In bfloat16 (the default where the
+    CPU has it natively) a member fine-tuned on an AVX-512 BF16 CPU would be compared with a
+    reference fine-tuned in float32 on an AVX2 one."""
     from liedar.models import load
 
-    options: dict[str, Any] = {"reuse_prefix": True} if backend == "llamacpp" else {}
+    options: dict[str, Any] = {"reuse_prefix": True} if backend == "llamacpp" else {"dtype": "float32"}
     return load(name, backend=backend, n_threads=threads, **options)
 
 

@@ -198,6 +198,9 @@ class UnitContext:
     probe: Optional[ProbeKit] = None
     prior: dict[str, dict[str, Any]] = field(default_factory=dict)  # unit name -> raw
     progress: bool = False
+    # fine-tuning elicitation's LoRA training dtype: "auto" (bf16 where the CPU has it natively)
+    # or "fp32", which the audit pins so evidence measured on one CPU pairs with another CPU's
+    finetune_dtype: str = "auto"
 
 
 UnitFn = Callable[[Any, UnitContext], tuple[list[Cell], dict[str, Any]]]
@@ -275,6 +278,7 @@ def unit_ceilings(backend: Backend, ctx: UnitContext) -> tuple[list[Cell], dict[
         epochs=ctx.sizes["finetune_epochs"],
         seed=ctx.seed,
         progress=ctx.progress,
+        dtype=ctx.finetune_dtype,
     )
     b = sum(ft.correct[i] and not prompt_correct[i] for i in ev_ids)
     c = sum(prompt_correct[i] and not ft.correct[i] for i in ev_ids)

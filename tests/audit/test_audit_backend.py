@@ -28,11 +28,22 @@ def test_a_transformers_audit_has_no_second_loader():
 
 @pytest.mark.integration
 @pytest.mark.timeout(900)
-def test_an_organism_is_read_through_llamacpp_and_fine_tuned_through_transformers():
+def test_an_organism_is_read_through_llamacpp_and_fine_tuned_through_transformers(monkeypatch):
     if not (MEMBER / "card.json").is_file():
         pytest.skip(f"{MEMBER} is not in this tree")
+    from liedar.models import lora
     from liedar.models.hf import TransformersBackend
     from liedar.models.llamacpp import LlamaCppBackend
+
+    trained: list[dict] = []
+    real_train = lora.train_lora
+
+    def recording_train(*args, **kwargs):
+        adapter = real_train(*args, **kwargs)
+        trained.append(adapter.meta)
+        return adapter
+
+    monkeypatch.setattr(lora, "train_lora", recording_train)
 
     target = resolve_target(str(MEMBER), label="m")
     loaded = Loaded(threads=1, backend="llamacpp")
@@ -54,4 +65,7 @@ def test_an_organism_is_read_through_llamacpp_and_fine_tuned_through_transformer
     assert isinstance(bare, TransformersBackend)
     assert bare.fingerprint == asked.fingerprint  # the same organism, through the other backend
     assert not loaded.bases  # the transformers copy is not kept for later models (6 GB at 1.5B)
+    # float32 weights and float32 training on every CPU, so evidence pairs across machines
+    assert bare.dtype_name == "float32"
+    assert [m["dtype"] for m in trained] == ["fp32"]
     assert ev.cells["ceilings"].effect is not None and ev.cells["ceilings"].effect.n > 0
