@@ -44,6 +44,11 @@ from liedar.pipeline.validate_detectors import (
 )
 
 EVIDENCE_FORMAT = "liedar-audit-evidence-2"  # 2: per-item scores beside the cells
+# The dtype an audit's transformers models compute in and fine-tuning elicitation trains in, on
+# every CPU: a paired row compares a member's evidence with a reference's measured on another
+# machine (`run._load`). The evidence key names any other dtype, so a change here re-measures.
+AUDIT_DTYPE = "float32"
+FINETUNE_DTYPE = "fp32"  # the same, as `train_lora` names it
 
 # units an audit does not run, and why (the rest of the registry runs, new units included)
 SKIPPED: dict[str, str] = {
@@ -201,9 +206,11 @@ def evidence_key(
     needed: frozenset[str] = frozenset(),
     unread: frozenset[str] = frozenset(),
     backend: str = "transformers",
+    dtype: str = "float32",
 ) -> str:
-    """What can change one model's evidence: its weights, the backend that read them, the sizes,
-    the seed, the units, which formats may be skipped, liedar's version."""
+    """What can change one model's evidence: its weights, the backend that read them and the
+    dtype transformers computed in, the sizes, the seed, the units, which formats may be
+    skipped, liedar's version."""
     payload: dict[str, Any] = {
         "fallbacks": {k: list(v) for k, v in sorted((fallbacks or {}).items())},
         "needed": sorted(needed),
@@ -218,6 +225,8 @@ def evidence_key(
         payload["unread"] = sorted(unread)
     if backend != "transformers":  # likewise: evidence read through transformers keeps its key
         payload["backend"] = backend
+    if dtype != "float32":  # likewise: float32 evidence keeps its key; any other dtype gets its own
+        payload["dtype"] = dtype
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -312,7 +321,7 @@ def measure(
     # the items every unit draws from: the detectors' banks, or the audit split when the sizes name it
     # fine-tuning trains in float32 on every CPU (with `run._load`'s float32 weights): the
     # reference's committed evidence, measured on one CPU, pairs with a member's from another
-    ctx = UnitContext(sizes, seed, item_split(sizes).mcq(), None, progress=progress, finetune_dtype="fp32")
+    ctx = UnitContext(sizes, seed, item_split(sizes).mcq(), None, progress=progress, finetune_dtype=FINETUNE_DTYPE)
     backend = load()
     shared = ScoringEngine(backend)
     bare: Optional[Backend] = None
@@ -427,6 +436,7 @@ __all__ = [
     "audit_sizes",
     "audit_units",
     "capability_of",
+    "AUDIT_DTYPE",
     "evidence_key",
     "fallback_formats",
     "incapable_preferred",

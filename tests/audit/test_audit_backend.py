@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from liedar.audit.evidence import audit_sizes, audit_units, evidence_key, measure
+from liedar.audit.evidence import AUDIT_DTYPE, audit_sizes, audit_units, evidence_key, measure
 from liedar.audit.run import Loaded, resolve_target
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,6 +20,15 @@ def test_the_evidence_key_names_a_backend_other_than_transformers():
     plain = evidence_key({"fingerprint": "f"}, {}, 0, units)
     assert evidence_key({"fingerprint": "f"}, {}, 0, units, backend="transformers") == plain
     assert evidence_key({"fingerprint": "f"}, {}, 0, units, backend="llamacpp") != plain
+
+
+def test_the_evidence_key_names_a_dtype_other_than_the_audits_float32():
+    # committed float32 evidence keeps its key; evidence computed in any other dtype never pairs with it
+    units = audit_units()
+    plain = evidence_key({"fingerprint": "f"}, {}, 0, units)
+    assert AUDIT_DTYPE == "float32"
+    assert evidence_key({"fingerprint": "f"}, {}, 0, units, dtype=AUDIT_DTYPE) == plain
+    assert evidence_key({"fingerprint": "f"}, {}, 0, units, dtype="bfloat16") != plain
 
 
 def test_a_transformers_audit_has_no_second_loader():
