@@ -48,7 +48,7 @@ EVIDENCE_FORMAT = "liedar-audit-evidence-2"  # 2: per-item scores beside the cel
 # every CPU: a paired row compares a member's evidence with a reference's measured on another
 # machine (`run._load`). The evidence key names any other dtype, so a change here re-measures.
 AUDIT_DTYPE = "float32"
-FINETUNE_DTYPE = "fp32"  # the same, as `train_lora` names it
+FINETUNE_DTYPE = {"float32": "fp32", "bfloat16": "bf16"}[AUDIT_DTYPE]  # the same, as `train_lora` names it
 
 # units an audit does not run, and why (the rest of the registry runs, new units included)
 SKIPPED: dict[str, str] = {
@@ -206,7 +206,7 @@ def evidence_key(
     needed: frozenset[str] = frozenset(),
     unread: frozenset[str] = frozenset(),
     backend: str = "transformers",
-    dtype: str = "float32",
+    dtype: str = AUDIT_DTYPE,
 ) -> str:
     """What can change one model's evidence: its weights, the backend that read them and the
     dtype transformers computed in, the sizes, the seed, the units, which formats may be
@@ -430,13 +430,13 @@ def effect_of(ev: ModelEvidence, detector: str) -> Optional[Estimate]:
 
 
 __all__ = [
+    "AUDIT_DTYPE",
     "EVIDENCE_FORMAT",
     "ModelEvidence",
     "SKIPPED",
     "audit_sizes",
     "audit_units",
     "capability_of",
-    "AUDIT_DTYPE",
     "evidence_key",
     "fallback_formats",
     "incapable_preferred",

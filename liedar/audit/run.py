@@ -200,8 +200,8 @@ def _load(name: str, backend: str, threads: Optional[int]) -> Backend:
     weights, not by the CPU it was measured on, and a paired row compares a member's evidence
     with the reference's, often measured on another machine. In bfloat16 (the default where the
     CPU has it natively) a member fine-tuned on an AVX-512 BF16 CPU would be compared with a
-    reference fine-tuned in float32 on an AVX2 one. The evidence key names the dtype
-    (`AUDIT_DTYPE`) when it is not float32."""
+    reference fine-tuned in float32 on an AVX2 one. `evidence_key` names `AUDIT_DTYPE` when it
+    is not float32."""
     from liedar.models import load
 
     options: dict[str, Any] = {"reuse_prefix": True} if backend == "llamacpp" else {"dtype": AUDIT_DTYPE}
@@ -259,7 +259,7 @@ def gather(
     refs = [t for t in distinct if t.key in ref_keys]
     for t in bar(refs, desc="audit: references", unit="model", disable=not progress or not refs):
         # the references first and in this process: what they cannot answer decides what the others run
-        key = evidence_key(t.identity, sizes, seed, units, {}, frozenset(), backend=loaded.backend, dtype=AUDIT_DTYPE)
+        key = evidence_key(t.identity, sizes, seed, units, {}, frozenset(), backend=loaded.backend)
         out[t.key] = ev = _evidence(
             t, key, sizes, seed, folder, loaded.loader(t), {}, frozenset(), say, progress, bare=loaded.bare_loader(t)
         )
@@ -271,9 +271,7 @@ def gather(
             say(f"not run on the audited models (every reference at chance there): {', '.join(sorted(unread))}")
     others = [t for t in distinct if t.key not in ref_keys]
     keys = {
-        t.key: evidence_key(
-            t.identity, sizes, seed, units, fallbacks, needed, unread, backend=loaded.backend, dtype=AUDIT_DTYPE
-        )
+        t.key: evidence_key(t.identity, sizes, seed, units, fallbacks, needed, unread, backend=loaded.backend)
         for t in others
     }
     todo: list[Target] = []
